@@ -1,0 +1,210 @@
+/**
+ * `pricepoint`: the operator's command line. It reads the same PRICEPOINT_* settings as the server
+ * and goes through the same services, so the CLI can do nothing the API would refuse.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { type Config, ConfigError, loadConfig } from '../config/config.js';
+import { DEV_SERIES, loadDevData } from '../dev-data/dev-data.js';
+import { ApiError } from '../domain/errors/api-error.js';
+import { banner, closeOnSignals, startServer } from '../server/serve.js';
+import { createKeyService, type KeyView } from '../services/key-service.js';
+import { migrateSqlite, openSqlite } from '../stores/sqlite/database.js';
+import { openEmbeddedStores } from '../stores/sqlite/index.js';
+import { SCOPES, type Scope } from '../stores/types.js';
+
+type Print = (text: string) => void;
+
+function parseScopes(value: string): Scope[] {
+  const scopes = value.split(',').map((s) => s.trim());
+  const bad = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
+  if (bad !== undefined)
+    throw new ApiError('invalid_parameter', `--scopes: "${bad}" is not one of ${SCOPES.join(', ')}`);
+  return scopes as Scope[];
+}
+
+/** `YYYY-MM-DD` (00:00 UTC that day) or an RFC 3339 timestamp with its offset. */
+function parseExpiry(value: string): number {
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Date.parse(value);
+  if (
+    !/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value) ||
+    Number.isNaN(ms)
+  ) {
+    throw new ApiError(
+      'invalid_parameter',
+      `--expires: "${value}" is not a date (YYYY-MM-DD) or RFC 3339 timestamp`,
+    );
+  }
+  return ms;
+}
+
+const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
+
+function keyLine(k: KeyView): string {
+  const state =
+    k.revokedAt !== null
+      ? 'revoked'
+      : k.expiresAt !== null && k.expiresAt <= Date.now()
+        ? 'expired'
+        : 'active';
+  return [k.id, `…${k.last4}`, k.tier, k.scopes.join(','), state, iso(k.expiresAt), k.name].join('\t');
+}
+
+/** Opens the stores for one command and closes them after it. */
+async function withServices<T>(
+  config: Config,
+  run: (
+    deps: Awaited<ReturnType<typeof openEmbeddedStores>> & { keys_: ReturnType<typeof createKeyService> },
+  ) => Promise<T>,
+): Promise<T> {
+  const stores = await openEmbeddedStores(config.databasePath);
+  try {
+    const keys_ = createKeyService({
+      keys: stores.keys,
+      tiers: config.tiers,
+      keySecret: config.keySecret,
+      clock: Date.now,
+    });
+    return await run({ ...stores, keys_ });
+  } finally {
+    await stores.close();
+  }
+}
+
+export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
+  const config = (overrides: Partial<Config> = {}) => loadConfig(env, overrides);
+  const program = new Command('pricepoint')
+    .description('Pricepoint: a self-hostable price data API')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => print(s.trimEnd()), writeErr: (s) => process.stderr.write(s) });
+  const json = () => new Option('--json', 'print machine-readable JSON');
+
+  program
+    .command('serve')
+    .description('serve the API (HTTPS unless PRICEPOINT_INSECURE_HTTP=true)')
+    .option('--dev-data', 'load the development data set and the demo key')
+    .addOption(json())
+    .action(async (opts: { devData?: boolean; json?: boolean }) => {
+      const cfg = config(opts.devData ? { devData: true } : {});
+      const running = await startServer(cfg);
+      closeOnSignals(running, cfg.shutdownGraceMs);
+      const info = { url: running.url, demoKey: running.demoKey ?? null, certFile: running.certFile ?? null };
+      process.stderr.write(`${opts.json ? JSON.stringify(info) : banner(running)}\n`);
+    });
+
+  program
+    .command('migrate')
+    .description('create or update the database schema')
+    .addOption(json())
+    .action(async (opts: { json?: boolean }) => {
+      const { db } = openSqlite(config().databasePath);
+      try {
+        const applied = await migrateSqlite(db);
+        print(
+          opts.json
+            ? JSON.stringify({ applied })
+            : applied.length
+              ? `applied ${applied.join(', ')}`
+              : 'schema is up to date',
+        );
+      } finally {
+        await db.destroy();
+      }
+    });
+
+  program
+    .command('dev-data')
+    .description('load the development data set (90 days back through tomorrow) and the demo key')
+    .addOption(json())
+    .action(async (opts: { json?: boolean }) => {
+      const written = await withServices(config(), (s) =>
+        loadDevData({ prices: s.prices, keys: s.keys_, now: Date.now() }),
+      );
+      const series = DEV_SERIES.map((s) => s.symbol);
+      print(
+        opts.json
+          ? JSON.stringify({ series, points: written })
+          : `loaded ${written} points of ${series.join(', ')}`,
+      );
+    });
+
+  const keys = program.command('keys').description('create, list and revoke API keys');
+  keys
+    .command('create')
+    .description('create a key; it is printed once and never again')
+    .requiredOption('--tier <tier>', 'access tier')
+    .requiredOption('--name <name>', 'who or what the key is for')
+    .option('--scopes <scopes>', `comma-separated: ${SCOPES.join(', ')}`, 'read')
+    .option('--expires <date>', 'expiry: YYYY-MM-DD (00:00 UTC) or an RFC 3339 timestamp')
+    .addOption(json())
+    .action(
+      async (opts: { tier: string; name: string; scopes: string; expires?: string; json?: boolean }) => {
+        const spec = {
+          tier: opts.tier,
+          name: opts.name,
+          scopes: parseScopes(opts.scopes),
+          expiresAt: opts.expires === undefined ? null : parseExpiry(opts.expires),
+        };
+        const { key, record } = await withServices(config(), (s) => s.keys_.create(spec));
+        print(
+          opts.json
+            ? JSON.stringify({ ...record, key })
+            : `${key}\n\nid ${record.id}, tier ${record.tier}. Store the key now: it is not shown again.`,
+        );
+      },
+    );
+  keys
+    .command('list')
+    .description('list keys (never their secrets)')
+    .addOption(json())
+    .action(async (opts: { json?: boolean }) => {
+      const list = await withServices(config(), (s) => s.keys_.list());
+      print(opts.json ? JSON.stringify(list) : list.length ? list.map(keyLine).join('\n') : 'no keys');
+    });
+  keys
+    .command('revoke <id>')
+    .description('revoke a key; every server refuses it within 5 seconds')
+    .addOption(json())
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const record = await withServices(config(), (s) => s.keys_.revoke(id));
+      print(opts.json ? JSON.stringify(record) : `revoked ${record.id} (…${record.last4})`);
+    });
+
+  program
+    .command('tiers')
+    .description('access tiers')
+    .command('list')
+    .description('list tiers and their limits')
+    .addOption(json())
+    .action(async (opts: { json?: boolean }) => {
+      const tiers = Object.values(config().tiers);
+      if (opts.json) return print(JSON.stringify(tiers));
+      for (const t of tiers) {
+        const limits = t.limits.map((l) => `${l.limit} per ${l.windowSeconds} s (${l.name})`).join(', ');
+        const kinds = t.kinds === null ? 'all kinds' : t.kinds.join(', ');
+        const history = t.historyDays === null ? 'unlimited history' : `${t.historyDays} days back`;
+        print(`${t.name}\t${limits}; counted per ${t.countPer}; ${kinds}; ${history}`);
+      }
+    });
+
+  return program;
+}
+
+/** Runs the CLI; resolves with the exit status (the server keeps the process alive on its own). */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const asJson = argv.includes('--json');
+  const fail = (code: string, message: string, status: number) => {
+    process.stderr.write(
+      asJson ? `${JSON.stringify({ error: { code, message } })}\n` : `pricepoint: ${message}\n`,
+    );
+    return status;
+  };
+  try {
+    await buildCli((text) => process.stdout.write(`${text}\n`), env).parseAsync(argv);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode;
+    if (error instanceof ConfigError) return fail('invalid_setting', error.message, 2);
+    if (error instanceof ApiError) return fail(error.code, error.detail, 1);
+    return fail('internal', (error as Error).message, 1);
+  }
+}

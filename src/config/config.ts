@@ -1,0 +1,199 @@
+/**
+ * The one place that reads `process.env` and the config file (`PRICEPOINT_CONFIG`, JSON or YAML).
+ * Everything is validated here; a bad setting stops the start with a message that names it.
+ * Precedence: environment over file over defaults. Tiers are merged over the defaults by name.
+ */
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { parse as parseYaml } from 'yaml';
+import { DEFAULT_TIERS, mergeTiers, type Tier } from '../domain/limits/tiers.js';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const LimitSchema = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }),
+    limit: Type.Integer({ minimum: 1 }),
+    windowSeconds: Type.Integer({ minimum: 1, maximum: 31_536_000 }),
+  },
+  { additionalProperties: false },
+);
+
+const TierSchema = Type.Object(
+  {
+    limits: Type.Optional(Type.Array(LimitSchema, { minItems: 1, maxItems: 8 })),
+    countPer: Type.Optional(Type.Union([Type.Literal('key'), Type.Literal('key+ip')])),
+    kinds: Type.Optional(Type.Union([Type.Array(Type.String({ minLength: 1 })), Type.Null()])),
+    historyDays: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+
+const FileSchema = Type.Object(
+  {
+    host: Type.Optional(Type.String({ minLength: 1 })),
+    port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+    dataDir: Type.Optional(Type.String({ minLength: 1 })),
+    logLevel: Type.Optional(Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)))),
+    tlsCert: Type.Optional(Type.String({ minLength: 1 })),
+    tlsKey: Type.Optional(Type.String({ minLength: 1 })),
+    insecureHttp: Type.Optional(Type.Boolean()),
+    trustProxy: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    devData: Type.Optional(Type.Boolean()),
+    tiers: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), TierSchema)),
+  },
+  { additionalProperties: false },
+);
+type FileSettings = Static<typeof FileSchema>;
+
+export type TlsSettings =
+  | { readonly mode: 'self-signed' }
+  | { readonly mode: 'files'; readonly certFile: string; readonly keyFile: string }
+  | { readonly mode: 'off' };
+
+export interface Config {
+  readonly dataDir: string;
+  /** SQLite file; `:memory:` in tests. */
+  readonly databasePath: string;
+  readonly host: string;
+  readonly port: number;
+  readonly tls: TlsSettings;
+  /** Proxy addresses whose `X-Forwarded-For` is believed; empty means none. */
+  readonly trustProxy: readonly string[];
+  readonly logLevel: LogLevel;
+  readonly tiers: Readonly<Record<string, Tier>>;
+  /** Optional server secret: stored key hashes become HMACs. */
+  readonly keySecret: string | undefined;
+  /** Load the development data set and the demo key. */
+  readonly devData: boolean;
+  /** Failed authentications allowed per client address and minute. */
+  readonly authFailuresPerMinute: number;
+  /** How long a verified key is trusted in process; below 5 s so a revocation reaches every instance in time. */
+  readonly keyCacheMs: number;
+  /** How long SIGTERM waits for requests in flight. */
+  readonly shutdownGraceMs: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function readFile(path: string): FileSettings {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`PRICEPOINT_CONFIG: cannot read ${path}: ${(error as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(text); // YAML is a superset of JSON, so this reads both
+  } catch (error) {
+    throw new ConfigError(
+      `PRICEPOINT_CONFIG: ${path} is neither valid JSON nor YAML: ${(error as Error).message}`,
+    );
+  }
+  if (data === null || data === undefined) return {};
+  const first = Value.Errors(FileSchema, data).First();
+  if (first !== undefined) {
+    const where = first.path.replace(/^\//, '').replaceAll('/', '.') || '(top level)';
+    throw new ConfigError(`PRICEPOINT_CONFIG: ${path}: setting "${where}" ${first.message.toLowerCase()}`);
+  }
+  return data as FileSettings;
+}
+
+function integerSetting(env: Env, name: string, min: number, max: number): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+    throw new ConfigError(`${name}: must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function booleanSetting(env: Env, name: string): boolean | undefined {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return undefined;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name}: must be true or false, got "${env[name]}"`);
+}
+
+function listSetting(env: Env, name: string): string[] | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/**
+ * Reads and validates every setting. `overrides` come from the CLI (`--dev-data`) and tests.
+ * @example const config = loadConfig(process.env, { devData: true })
+ */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const cwd = process.cwd();
+  const configPath = env.PRICEPOINT_CONFIG;
+  const file = configPath ? readFile(resolve(cwd, configPath)) : {};
+
+  const logLevel = env.PRICEPOINT_LOG_LEVEL ?? file.logLevel ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`PRICEPOINT_LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+
+  const dataDir = resolve(cwd, env.PRICEPOINT_DATA_DIR || file.dataDir || '.pricepoint');
+  const certFile = env.PRICEPOINT_TLS_CERT || file.tlsCert;
+  const keyFile = env.PRICEPOINT_TLS_KEY || file.tlsKey;
+  const insecureHttp = booleanSetting(env, 'PRICEPOINT_INSECURE_HTTP') ?? file.insecureHttp ?? false;
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError('PRICEPOINT_TLS_CERT and PRICEPOINT_TLS_KEY: set both or neither');
+  }
+  if (insecureHttp && certFile !== undefined) {
+    throw new ConfigError('PRICEPOINT_INSECURE_HTTP: cannot be true while PRICEPOINT_TLS_CERT is set');
+  }
+  const tls: TlsSettings = insecureHttp
+    ? { mode: 'off' }
+    : certFile !== undefined && keyFile !== undefined
+      ? { mode: 'files', certFile: resolve(cwd, certFile), keyFile: resolve(cwd, keyFile) }
+      : { mode: 'self-signed' };
+
+  let tiers: Record<string, Tier>;
+  try {
+    tiers = mergeTiers(DEFAULT_TIERS, file.tiers ?? {});
+  } catch (error) {
+    throw new ConfigError(`PRICEPOINT_CONFIG: ${(error as Error).message}`);
+  }
+
+  const keySecret = env.PRICEPOINT_KEY_SECRET || undefined;
+  if (keySecret !== undefined && keySecret.length < 16) {
+    throw new ConfigError('PRICEPOINT_KEY_SECRET: must be at least 16 characters');
+  }
+
+  const config: Config = {
+    dataDir,
+    databasePath: resolve(dataDir, 'pricepoint.db'),
+    host: env.PRICEPOINT_HOST || file.host || '127.0.0.1',
+    port: integerSetting(env, 'PRICEPOINT_PORT', 0, 65535) ?? file.port ?? 8443,
+    tls,
+    trustProxy: listSetting(env, 'PRICEPOINT_TRUST_PROXY') ?? file.trustProxy ?? [],
+    logLevel: logLevel as LogLevel,
+    tiers,
+    keySecret,
+    devData: booleanSetting(env, 'PRICEPOINT_DEV_DATA') ?? file.devData ?? false,
+    authFailuresPerMinute: integerSetting(env, 'PRICEPOINT_AUTH_FAILURES_PER_MINUTE', 1, 1_000_000) ?? 20,
+    keyCacheMs: 2000,
+    shutdownGraceMs: (integerSetting(env, 'PRICEPOINT_SHUTDOWN_GRACE_SECONDS', 1, 3600) ?? 10) * 1000,
+    ...overrides,
+  };
+  if (!isAbsolute(config.databasePath) && config.databasePath !== ':memory:') {
+    throw new ConfigError('databasePath: must be absolute');
+  }
+  return config;
+}

@@ -1,0 +1,115 @@
+/**
+ * `buildApp` wires the whole service once, at start: services over the given stores, hooks, and
+ * every route, registered here by name so a reader finds each one by grep.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { Config } from '../config/config.js';
+import { ApiError } from '../domain/errors/api-error.js';
+import { maskKeys } from '../domain/keys/key-format.js';
+import { createAuthenticator } from '../services/authenticator.js';
+import { createPriceService } from '../services/price-service.js';
+import { createRateLimiter } from '../services/rate-limiter.js';
+import type { Stores } from '../stores/types.js';
+import { createKeyGuard } from './key-guard.js';
+import { registerProblemHandling, sendProblem } from './problem.js';
+import { healthRoutes } from './routes/health.js';
+import { priceRoutes } from './routes/prices.js';
+
+export interface AppDeps {
+  readonly stores: Stores;
+  /** Epoch milliseconds; tests pass a fake clock. */
+  readonly clock?: () => number;
+  /** Where log lines go (tests capture them); stdout by default. */
+  readonly logStream?: DestinationStream;
+  /** TLS key and certificate; without them the app speaks plain HTTP (tests with `inject`, or behind a proxy). */
+  readonly https?: { readonly key: string | Buffer; readonly cert: string | Buffer };
+}
+
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const clock = deps.clock ?? Date.now;
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      ...(deps.logStream && { stream: deps.logStream }),
+      // Defence in depth: nothing logs headers, but if anything ever does, keys stay out.
+      redact: [
+        'req.headers.authorization',
+        'req.headers["x-api-key"]',
+        'headers.authorization',
+        'headers["x-api-key"]',
+      ],
+    },
+    // Our own onResponse hook writes the one line per request, masked.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
+    return503OnClosing: false,
+    ...(deps.https && {
+      https: { key: deps.https.key, cert: deps.https.cert, minVersion: 'TLSv1.2' as const },
+    }),
+    // Slow or stalled clients must not hold sockets: bound every phase of a request.
+    connectionTimeout: 30_000,
+    keepAliveTimeout: 5_000,
+    requestTimeout: 30_000,
+    bodyLimit: 1_048_576,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+  });
+
+  const services = {
+    auth: createAuthenticator({
+      keys: deps.stores.keys,
+      rateLimits: deps.stores.rateLimits,
+      clock,
+      keySecret: config.keySecret,
+      cacheMs: config.keyCacheMs,
+      failuresPerMinute: config.authFailuresPerMinute,
+    }),
+    limiter: createRateLimiter({ store: deps.stores.rateLimits, tiers: config.tiers, clock }),
+    prices: createPriceService({ prices: deps.stores.prices, clock }),
+  };
+  const keyGuard = createKeyGuard(services.auth, services.limiter);
+
+  app.decorateRequest('caller', null);
+  app.decorateRequest('limitHeaders', null);
+  registerProblemHandling(app);
+
+  let closing = false;
+  app.addHook('onClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
+    if (deps.https) reply.header('strict-transport-security', 'max-age=31536000');
+    if (closing) {
+      reply.header('connection', 'close');
+      return sendProblem(request, reply, new ApiError('service_unavailable', 'The server is shutting down.'));
+    }
+  });
+  // Rate-limit headers go on every authenticated answer, errors included.
+  app.addHook('onSend', async (request, reply) => {
+    if (request.limitHeaders) reply.headers(request.limitHeaders);
+  });
+  // One structured line per request; the URL is masked and no header is logged.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: maskKeys(request.url),
+        status: reply.statusCode,
+        latencyMs: Math.round(reply.elapsedTime * 100) / 100,
+        keyId: request.caller?.key.id ?? null,
+        tier: request.caller?.tier.name ?? null,
+        ip: request.ip,
+      },
+      'request',
+    );
+  });
+
+  healthRoutes(app, { stores: deps.stores });
+  priceRoutes(app, { prices: services.prices, keyGuard });
+
+  return app;
+}

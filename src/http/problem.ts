@@ -1,0 +1,111 @@
+/**
+ * One error body for everything (RFC 9457 problem+json), one handler for thrown errors, and the
+ * 404/405 answers for paths and methods no route serves.
+ */
+
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import FindMyWay from 'find-my-way';
+import { ApiError, type ErrorCode, errorTitle, errorType } from '../domain/errors/api-error.js';
+import { maskKeys } from '../domain/keys/key-format.js';
+
+/** Sends `error` as problem+json. Details and paths are masked so a response never contains a key. */
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  const path = maskKeys(request.url.split('?')[0] ?? '/');
+  const body = {
+    type: errorType(error.code),
+    title: errorTitle(error.code),
+    status: error.status,
+    detail: maskKeys(error.detail),
+    instance: path,
+    code: error.code,
+    requestId: request.id,
+    ...error.options.extra,
+  };
+  if (error.options.headers) reply.headers(error.options.headers);
+  return reply
+    .code(error.status)
+    .header('cache-control', 'no-store')
+    .type('application/problem+json; charset=utf-8')
+    .send(JSON.stringify(body));
+}
+
+/** A parameter name and a readable reason from a schema validation failure. */
+function validationProblem(error: FastifyError): ApiError {
+  const first = error.validation?.[0];
+  const context = error.validationContext ?? 'querystring';
+  const where = context === 'querystring' ? 'parameter' : context === 'params' ? 'path segment' : 'field';
+  if (first?.keyword === 'additionalProperties') {
+    const name = String((first.params as { additionalProperty?: unknown }).additionalProperty);
+    return new ApiError('invalid_parameter', `Unknown ${where} "${name}".`, { extra: { parameter: name } });
+  }
+  const name = (first?.instancePath ?? '').replace(/^\//, '').split('/')[0] || context;
+  const allowed = (first?.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
+  const reason = allowed ? `must be one of ${allowed.join(', ')}` : (first?.message ?? 'is malformed');
+  return new ApiError('invalid_parameter', `The ${where} "${name}" ${reason}.`, {
+    extra: { parameter: name },
+  });
+}
+
+/** Fastify's own client errors (bad body, media type, size) mapped onto our closed list of codes. */
+function frameworkProblem(error: FastifyError): ApiError | undefined {
+  const status = error.statusCode ?? 500;
+  const byCode: Partial<Record<string, ErrorCode>> = {
+    FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+    FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+    FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_parameter',
+  };
+  const code =
+    byCode[error.code] ??
+    (status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : undefined);
+  if (code !== undefined) return new ApiError(code, `${errorTitle(code)}.`);
+  if (status >= 400 && status < 500) return new ApiError('invalid_parameter', 'The request is malformed.');
+  return undefined;
+}
+
+export function registerProblemHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ApiError) return sendProblem(request, reply, error);
+    if (error.validation) return sendProblem(request, reply, validationProblem(error));
+    const known = frameworkProblem(error);
+    if (known) return sendProblem(request, reply, known);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendProblem(
+      request,
+      reply,
+      new ApiError(
+        'internal',
+        `Something went wrong on our side. Quote request id ${request.id} when reporting it.`,
+      ),
+    );
+  });
+
+  // Every route is also entered here, so that a path served under other methods answers 405 + Allow.
+  const router = FindMyWay({ ignoreTrailingSlash: false });
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (!router.hasRoute(method as never, route.url)) router.on(method as never, route.url, () => {});
+    }
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allow = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter(
+      (m) => router.find(m as never, path) !== null,
+    );
+    if (allow.length > 0) {
+      reply.header('allow', allow.join(', '));
+      return sendProblem(
+        request,
+        reply,
+        new ApiError('method_not_allowed', `${request.method} is not allowed here; use ${allow.join(', ')}.`),
+      );
+    }
+    const version = /^\/api\/(v[^/]*)(\/|$)/.exec(path)?.[1];
+    const detail =
+      version !== undefined && version !== 'v1'
+        ? `API version ${version} does not exist; this server serves /api/v1/.`
+        : 'There is nothing at this path. The API lives under /api/v1/.';
+    return sendProblem(request, reply, new ApiError('not_found', detail));
+  });
+}

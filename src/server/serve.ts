@@ -1,0 +1,102 @@
+/**
+ * Starting and stopping the service: stores, development data, TLS, the app, the banner, and a
+ * SIGTERM that lets requests in flight finish before the process exits.
+ */
+import closeWithGrace from 'close-with-grace';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/config.js';
+import { DEMO_API_KEY, DEV_SERIES, loadDevData, loadDevPrices } from '../dev-data/dev-data.js';
+import { localDate } from '../domain/time/days.js';
+import { buildApp } from '../http/app.js';
+import { createKeyService } from '../services/key-service.js';
+import { openEmbeddedStores } from '../stores/sqlite/index.js';
+import type { Stores } from '../stores/types.js';
+import { tlsMaterial } from './tls.js';
+
+export interface Running {
+  readonly app: FastifyInstance;
+  readonly stores: Stores;
+  readonly url: string;
+  readonly certFile: string | undefined;
+  readonly demoKey: string | undefined;
+  close(): Promise<void>;
+}
+
+/** The current local date of every development series: when it changes, the data set is extended. */
+function devDates(now: number): string {
+  return DEV_SERIES.map((s) => localDate(now, s.timezone)).join(',');
+}
+
+export async function startServer(config: Config): Promise<Running> {
+  const stores = await openEmbeddedStores(config.databasePath);
+  const timers: NodeJS.Timeout[] = [];
+  if (config.devData) {
+    const keys = createKeyService({
+      keys: stores.keys,
+      tiers: config.tiers,
+      keySecret: config.keySecret,
+      clock: Date.now,
+    });
+    await loadDevData({ prices: stores.prices, keys, now: Date.now() });
+    let dates = devDates(Date.now());
+    const extend = setInterval(() => {
+      const now = Date.now();
+      if (devDates(now) === dates) return;
+      dates = devDates(now);
+      loadDevPrices(stores.prices, now).catch((error) =>
+        app.log.error({ err: error }, 'extending dev data failed'),
+      );
+    }, 60_000);
+    extend.unref();
+    timers.push(extend);
+  }
+  const tls = await tlsMaterial(config);
+  const app = await buildApp(config, { stores, ...(tls && { https: tls }) });
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const local = ['127.0.0.1', '0.0.0.0', '::', '::1', 'localhost'].includes(config.host);
+  const host = local ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
+
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      for (const timer of timers) clearInterval(timer);
+      await app.close();
+      await stores.close();
+    })();
+    return closed;
+  };
+  return {
+    app,
+    stores,
+    url,
+    certFile: tls?.certFile,
+    demoKey: config.devData ? DEMO_API_KEY : undefined,
+    close,
+  };
+}
+
+/** The lines printed at start: where it serves, the demo key, and a curl line that works as printed. */
+export function banner(running: Running): string {
+  const lines = [`Pricepoint is serving ${running.url}/api/v1/`];
+  if (running.demoKey) {
+    const trust = running.certFile ? `--cacert '${running.certFile}' ` : '';
+    lines.push(
+      `Demo key: ${running.demoKey}`,
+      'Try it:',
+      `  curl ${trust}-H 'x-api-key: ${running.demoKey}' ${running.url}/api/v1/prices/today`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Closes the server on SIGTERM or SIGINT, letting requests in flight finish within the grace time. */
+export function closeOnSignals(running: Running, graceMs: number): void {
+  closeWithGrace({ delay: graceMs }, async ({ signal, err }) => {
+    if (err) running.app.log.error({ err }, 'closing after an error');
+    else running.app.log.info({ signal }, 'closing: draining requests in flight');
+    await running.close();
+  });
+}

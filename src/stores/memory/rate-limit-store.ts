@@ -1,0 +1,68 @@
+/**
+ * In-process fixed-window counters: the embedded default, and the fallback when Redis is away.
+ *
+ * Counters of one window length live in one map that is dropped whole when the window rolls over,
+ * so memory is bounded by the callers of the current window, never by history, and cleanup costs
+ * nothing per request. JavaScript runs one request's check-and-take without interruption, which
+ * makes all-or-nothing exact under any concurrency within the process.
+ */
+import { type LimitDecision, type LimitState, windowOf } from '../../domain/limits/fixed-window.js';
+import type { LimitRule } from '../../domain/limits/tiers.js';
+import type { RateLimitStore } from '../types.js';
+
+interface WindowCounters {
+  id: number;
+  counts: Map<string, number>;
+}
+
+export class MemoryRateLimitStore implements RateLimitStore {
+  private readonly windows = new Map<number, WindowCounters>();
+
+  /** Counters held now, across every window length: what the boundedness test watches. */
+  get size(): number {
+    let total = 0;
+    for (const window of this.windows.values()) total += window.counts.size;
+    return total;
+  }
+
+  private counters(windowSeconds: number, nowMs: number): { counts: Map<string, number>; resetAtMs: number } {
+    const { id, resetAtMs } = windowOf(nowMs, windowSeconds);
+    let window = this.windows.get(windowSeconds);
+    if (window === undefined || window.id < id) {
+      window = { id, counts: new Map() };
+      this.windows.set(windowSeconds, window);
+    }
+    return { counts: window.counts, resetAtMs };
+  }
+
+  private read(subject: string, limits: readonly LimitRule[], nowMs: number) {
+    return limits.map((rule) => {
+      const { counts, resetAtMs } = this.counters(rule.windowSeconds, nowMs);
+      const counter = `${subject}\u0000${rule.name}`;
+      return { rule, counts, counter, used: counts.get(counter) ?? 0, resetAtMs };
+    });
+  }
+
+  async consume(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision> {
+    const current = this.read(subject, limits, nowMs);
+    const allowed = current.every((c) => c.used < c.rule.limit);
+    const states: LimitState[] = current.map((c) => {
+      const used = allowed ? c.used + 1 : c.used;
+      if (allowed) c.counts.set(c.counter, used);
+      return { rule: c.rule, remaining: Math.max(0, c.rule.limit - used), resetAtMs: c.resetAtMs };
+    });
+    return { allowed, states };
+  }
+
+  async peek(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision> {
+    const current = this.read(subject, limits, nowMs);
+    return {
+      allowed: current.every((c) => c.used < c.rule.limit),
+      states: current.map((c) => ({
+        rule: c.rule,
+        remaining: Math.max(0, c.rule.limit - c.used),
+        resetAtMs: c.resetAtMs,
+      })),
+    };
+  }
+}

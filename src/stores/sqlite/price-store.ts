@@ -1,0 +1,86 @@
+/** Series and prices in SQLite. */
+import type SQLite from 'better-sqlite3';
+import { type Kysely, sql } from 'kysely';
+import type { Resolution } from '../../domain/time/days.js';
+import type { PriceStore, Series, StoredPrice } from '../types.js';
+import type { Database, SeriesTable } from './database.js';
+
+function toSeries(row: Omit<SeriesTable, 'id' | 'updated_at'>): Series {
+  return {
+    symbol: row.symbol,
+    name: row.name,
+    kind: row.kind,
+    currency: row.currency,
+    unit: row.unit,
+    timezone: row.timezone,
+    resolution: row.resolution as Resolution,
+  };
+}
+
+const SERIES_COLUMNS = ['symbol', 'name', 'kind', 'currency', 'unit', 'timezone', 'resolution'] as const;
+
+export class SqlitePriceStore implements PriceStore {
+  private readonly insertPrice: SQLite.Statement<[number, number, string]>;
+  private readonly seriesId: SQLite.Statement<[string], { id: number }>;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly raw: SQLite.Database,
+  ) {
+    this.insertPrice = raw.prepare(
+      'INSERT INTO prices (series_id, start_ms, price) VALUES (?, ?, ?) ' +
+        'ON CONFLICT (series_id, start_ms) DO UPDATE SET price = excluded.price',
+    );
+    this.seriesId = raw.prepare('SELECT id FROM series WHERE symbol = ?');
+  }
+
+  async listSeries(): Promise<Series[]> {
+    const rows = await this.db.selectFrom('series').select(SERIES_COLUMNS).orderBy('symbol').execute();
+    return rows.map(toSeries);
+  }
+
+  async getSeries(symbol: string): Promise<Series | undefined> {
+    const row = await this.db
+      .selectFrom('series')
+      .select(SERIES_COLUMNS)
+      .where('symbol', '=', symbol)
+      .executeTakeFirst();
+    return row && toSeries(row);
+  }
+
+  async upsertSeries(series: Series): Promise<void> {
+    const values = { ...series, updated_at: Date.now() };
+    await this.db
+      .insertInto('series')
+      .values(values)
+      .onConflict((oc) => oc.column('symbol').doUpdateSet(values))
+      .execute();
+  }
+
+  async pricesBetween(symbol: string, from: number, to: number): Promise<StoredPrice[]> {
+    return this.db
+      .selectFrom('prices')
+      .innerJoin('series', 'series.id', 'prices.series_id')
+      .select(['prices.start_ms as start', 'prices.price'])
+      .where('series.symbol', '=', symbol)
+      .where('prices.start_ms', '>=', from)
+      .where('prices.start_ms', '<', to)
+      .orderBy('prices.start_ms')
+      .execute();
+  }
+
+  async upsertPrices(symbol: string, points: readonly StoredPrice[]): Promise<number> {
+    const row = this.seriesId.get(symbol);
+    if (row === undefined) throw new Error(`no series ${symbol}`);
+    // better-sqlite3 transactions are synchronous: all points are written or none.
+    const write = this.raw.transaction((id: number, batch: readonly StoredPrice[]) => {
+      for (const point of batch) this.insertPrice.run(id, point.start, point.price);
+    });
+    write(row.id, points);
+    return points.length;
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The I/O boundaries of Pricepoint. Each store has an embedded implementation (SQLite, in-memory)
+ * and a scale-out one (PostgreSQL, Redis); both must pass the same behaviour tests.
+ */
+import type { LimitDecision } from '../domain/limits/fixed-window.js';
+import type { LimitRule } from '../domain/limits/tiers.js';
+import type { Resolution } from '../domain/time/days.js';
+
+/** One priced thing (DESIGN section 1). */
+export interface Series {
+  readonly symbol: string;
+  readonly name: string;
+  readonly kind: string;
+  readonly currency: string;
+  readonly unit: string;
+  readonly timezone: string;
+  readonly resolution: Resolution;
+}
+
+/** One stored interval: its start (epoch ms) and the price exactly as ingested, as a decimal string. */
+export interface StoredPrice {
+  readonly start: number;
+  readonly price: string;
+}
+
+export interface PriceStore {
+  listSeries(): Promise<Series[]>;
+  /** `symbol` in its canonical upper-case spelling. */
+  getSeries(symbol: string): Promise<Series | undefined>;
+  upsertSeries(series: Series): Promise<void>;
+  /** Points of one series with `from <= start < to`, ordered by start. */
+  pricesBetween(symbol: string, from: number, to: number): Promise<StoredPrice[]>;
+  /** Writes all points or none; a point for an existing interval replaces it. Returns the count. */
+  upsertPrices(symbol: string, points: readonly StoredPrice[]): Promise<number>;
+  /** Throws when the store cannot be reached (readiness). */
+  ping(): Promise<void>;
+}
+
+export const SCOPES = ['read', 'write', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** A stored key: never the key itself, only its hash and last four characters. */
+export interface KeyRecord {
+  readonly id: string;
+  readonly hash: string;
+  readonly last4: string;
+  readonly name: string;
+  readonly tier: string;
+  readonly scopes: readonly Scope[];
+  readonly createdAt: number;
+  readonly expiresAt: number | null;
+  readonly revokedAt: number | null;
+  readonly lastUsedAt: number | null;
+}
+
+export interface KeyStore {
+  insert(record: KeyRecord): Promise<void>;
+  findByHash(hash: string): Promise<KeyRecord | undefined>;
+  get(id: string): Promise<KeyRecord | undefined>;
+  list(): Promise<KeyRecord[]>;
+  /** Marks a key revoked at `at`; false when there is no such key. Revoking twice keeps the first time. */
+  revoke(id: string, at: number): Promise<boolean>;
+  ping(): Promise<void>;
+}
+
+export interface RateLimitStore {
+  /**
+   * Takes one unit from every limit of `subject` if each has one left, else takes nothing:
+   * all or nothing, atomically, also under concurrency.
+   */
+  consume(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision>;
+  /** What is left, without taking anything. */
+  peek(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision>;
+}
+
+/** Everything `buildApp` needs from the outside world: swapped for other engines or for tests. */
+export interface Stores {
+  readonly prices: PriceStore;
+  readonly keys: KeyStore;
+  readonly rateLimits: RateLimitStore;
+  close(): Promise<void>;
+}
