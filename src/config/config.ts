@@ -4,6 +4,7 @@
  * Precedence: environment over file over defaults. Tiers are merged over the defaults by name.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -47,7 +48,12 @@ const FileSchema = Type.Object(
     insecureHttp: Type.Optional(Type.Boolean()),
     trustProxy: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     devData: Type.Optional(Type.Boolean()),
-    tiers: Type.Optional(Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), TierSchema)),
+    // Without additionalProperties: false, a Record lets keys that miss the pattern through unchecked.
+    tiers: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), TierSchema, {
+        additionalProperties: false,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -83,6 +89,23 @@ export interface Config {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** Every environment setting; any other `PRICEPOINT_*` name is a typo and stops the start. */
+export const ENV_SETTINGS = [
+  'PRICEPOINT_CONFIG',
+  'PRICEPOINT_DATA_DIR',
+  'PRICEPOINT_HOST',
+  'PRICEPOINT_PORT',
+  'PRICEPOINT_TLS_CERT',
+  'PRICEPOINT_TLS_KEY',
+  'PRICEPOINT_INSECURE_HTTP',
+  'PRICEPOINT_TRUST_PROXY',
+  'PRICEPOINT_DEV_DATA',
+  'PRICEPOINT_LOG_LEVEL',
+  'PRICEPOINT_KEY_SECRET',
+  'PRICEPOINT_AUTH_FAILURES_PER_MINUTE',
+  'PRICEPOINT_SHUTDOWN_GRACE_SECONDS',
+] as const;
+
 function readFile(path: string): FileSettings {
   let text: string;
   try {
@@ -104,7 +127,29 @@ function readFile(path: string): FileSettings {
     const where = first.path.replace(/^\//, '').replaceAll('/', '.') || '(top level)';
     throw new ConfigError(`PRICEPOINT_CONFIG: ${path}: setting "${where}" ${first.message.toLowerCase()}`);
   }
-  return data as FileSettings;
+  const settings = data as FileSettings;
+  // A limit is known to clients by its name alone (RateLimit-Policy, violated-policies).
+  for (const [tier, { limits = [] }] of Object.entries(settings.tiers ?? {})) {
+    const names = limits.map((limit) => limit.name);
+    const twice = names.find((name, i) => names.indexOf(name) !== i);
+    if (twice !== undefined) {
+      throw new ConfigError(
+        `PRICEPOINT_CONFIG: ${path}: setting "tiers.${tier}.limits" has two limits named "${twice}"`,
+      );
+    }
+  }
+  return settings;
+}
+
+/** Fastify's named ranges, an IP address, or a CIDR range: what `trustProxy` accepts. */
+function isProxyRange(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address = '', prefix, extra] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits >= 1 && bits <= (version === 4 ? 32 : 128);
 }
 
 function integerSetting(env: Env, name: string, min: number, max: number): number | undefined {
@@ -139,11 +184,19 @@ function listSetting(env: Env, name: string): string[] | undefined {
  * @example const config = loadConfig(process.env, { devData: true })
  */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const unknown = Object.keys(env).find(
+    (name) => name.startsWith('PRICEPOINT_') && !(ENV_SETTINGS as readonly string[]).includes(name),
+  );
+  if (unknown !== undefined) {
+    throw new ConfigError(
+      `${unknown}: not a Pricepoint setting; the settings are ${ENV_SETTINGS.join(', ')}`,
+    );
+  }
   const cwd = process.cwd();
   const configPath = env.PRICEPOINT_CONFIG;
   const file = configPath ? readFile(resolve(cwd, configPath)) : {};
 
-  const logLevel = env.PRICEPOINT_LOG_LEVEL ?? file.logLevel ?? 'info';
+  const logLevel = env.PRICEPOINT_LOG_LEVEL || file.logLevel || 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`PRICEPOINT_LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
@@ -171,6 +224,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError(`PRICEPOINT_CONFIG: ${(error as Error).message}`);
   }
 
+  // Checked here, or Fastify refuses it later with a message that does not name the setting.
+  const proxyFromEnv = listSetting(env, 'PRICEPOINT_TRUST_PROXY');
+  const trustProxy = proxyFromEnv ?? file.trustProxy ?? [];
+  const badProxy = trustProxy.find((entry) => !isProxyRange(entry));
+  if (badProxy !== undefined) {
+    const setting = proxyFromEnv
+      ? 'PRICEPOINT_TRUST_PROXY'
+      : `PRICEPOINT_CONFIG: ${resolve(cwd, configPath ?? '')}: setting "trustProxy"`;
+    throw new ConfigError(`${setting}: "${badProxy}" is not an IP address or CIDR range`);
+  }
+
   const keySecret = env.PRICEPOINT_KEY_SECRET || undefined;
   if (keySecret !== undefined && keySecret.length < 16) {
     throw new ConfigError('PRICEPOINT_KEY_SECRET: must be at least 16 characters');
@@ -182,7 +246,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     host: env.PRICEPOINT_HOST || file.host || '127.0.0.1',
     port: integerSetting(env, 'PRICEPOINT_PORT', 0, 65535) ?? file.port ?? 8443,
     tls,
-    trustProxy: listSetting(env, 'PRICEPOINT_TRUST_PROXY') ?? file.trustProxy ?? [],
+    trustProxy,
     logLevel: logLevel as LogLevel,
     tiers,
     keySecret,

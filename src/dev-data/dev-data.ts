@@ -15,10 +15,16 @@ export const DEMO_KEY_NAME = 'demo (development data set)';
 /** Days before today that the data set covers. */
 export const DEV_DATA_DAYS_BACK = 90;
 
-type Shape = (
-  local: { hour: number; weekday: number; dayOfYear: number; epochDay: number },
-  noise: number,
-) => number;
+interface LocalTime {
+  readonly hour: number;
+  readonly weekday: number;
+  readonly dayOfYear: number;
+  readonly epochDay: number;
+  /** A number in [0, 1) for the whole local day: how windy it is. */
+  readonly dayNoise: number;
+}
+
+type Shape = (local: LocalTime, noise: number) => number;
 
 interface DevSeries extends Series {
   readonly decimals: number;
@@ -28,15 +34,19 @@ interface DevSeries extends Series {
   readonly open?: (minuteOfDay: number, weekday: number) => boolean;
 }
 
-/** Morning and evening peaks, a weekend dip and, in summer, a solar trough that can go below zero. */
+/**
+ * Morning and evening peaks, a night and weekend dip, in summer a solar trough, and on the windiest
+ * days (one in five) a slump that takes nights and weekends below zero.
+ */
 function electricity(base: number, swing: number): Shape {
-  return ({ hour, weekday, dayOfYear }, noise) => {
+  return ({ hour, weekday, dayOfYear, dayNoise }, noise) => {
+    const wind = Math.max(0, (dayNoise - 0.8) / 0.2) * 1.8;
     const peaks = Math.exp(-((hour - 8) ** 2) / 4) + 1.2 * Math.exp(-((hour - 18.5) ** 2) / 5);
     const night = hour < 5 ? -0.35 : 0;
     const weekend = weekday === 0 || weekday === 6 ? -0.45 : 0;
     const summer = Math.max(0, Math.cos(((dayOfYear - 172) / 365) * 2 * Math.PI));
     const solar = summer * 1.6 * Math.exp(-((hour - 13) ** 2) / 6);
-    return base + swing * (peaks + night + weekend - solar) + swing * 0.25 * (noise - 0.5);
+    return base + swing * (peaks + night + weekend - solar - wind) + swing * 0.25 * (noise - 0.5);
   };
 }
 
@@ -171,7 +181,13 @@ export function devPrice(series: DevSeries, start: number): string {
   const epochDay = Math.floor(wall / 86_400_000);
   const dayOfYear = Math.floor((wall - Date.UTC(date.getUTCFullYear(), 0, 1)) / 86_400_000) + 1;
   const value = series.shape(
-    { hour: minuteOfDay / 60, weekday: date.getUTCDay(), dayOfYear, epochDay },
+    {
+      hour: minuteOfDay / 60,
+      weekday: date.getUTCDay(),
+      dayOfYear,
+      epochDay,
+      dayNoise: noiseOf(series.symbol, epochDay),
+    },
     noiseOf(series.symbol, start),
   );
   return decimalText(value, series.decimals);

@@ -7,13 +7,13 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from '../config/config.js';
 import { ApiError } from '../domain/errors/api-error.js';
-import { maskKeys } from '../domain/keys/key-format.js';
+import { maskKeysInUrl } from '../domain/keys/key-format.js';
 import { createAuthenticator } from '../services/authenticator.js';
 import { createPriceService } from '../services/price-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
 import type { Stores } from '../stores/types.js';
 import { createKeyGuard } from './key-guard.js';
-import { registerProblemHandling, sendProblem } from './problem.js';
+import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
 import { healthRoutes } from './routes/health.js';
 import { priceRoutes } from './routes/prices.js';
 
@@ -55,6 +55,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     keepAliveTimeout: 5_000,
     requestTimeout: 30_000,
     bodyLimit: 1_048_576,
+    // A URL that cannot be decoded never reaches a route; answer it like every other error.
+    frameworkErrors: (_error, request, reply) => {
+      reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
+      sendProblem(request, reply, new ApiError('invalid_parameter', 'The URL is malformed.'));
+    },
+    clientErrorHandler: clientErrorAnswer,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
 
@@ -97,7 +103,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     request.log.info(
       {
         method: request.method,
-        url: maskKeys(request.url),
+        url: maskKeysInUrl(request.url),
         status: reply.statusCode,
         latencyMs: Math.round(reply.elapsedTime * 100) / 100,
         keyId: request.caller?.key.id ?? null,

@@ -3,14 +3,18 @@
  * 404/405 answers for paths and methods no route serves.
  */
 
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
 import { ApiError, type ErrorCode, errorTitle, errorType } from '../domain/errors/api-error.js';
-import { maskKeys } from '../domain/keys/key-format.js';
+import { maskKeys, maskKeysInUrl } from '../domain/keys/key-format.js';
 
-/** Sends `error` as problem+json. Details and paths are masked so a response never contains a key. */
+/**
+ * Sends `error` as problem+json. The whole body is masked, `extra` members included (they can echo
+ * a parameter name), so a response never contains a key.
+ */
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
-  const path = maskKeys(request.url.split('?')[0] ?? '/');
+  const path = maskKeysInUrl(request.url.split('?')[0] ?? '/');
   const body = {
     type: errorType(error.code),
     title: errorTitle(error.code),
@@ -26,7 +30,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
     .code(error.status)
     .header('cache-control', 'no-store')
     .type('application/problem+json; charset=utf-8')
-    .send(JSON.stringify(body));
+    .send(maskKeys(JSON.stringify(body)));
 }
 
 /** A parameter name and a readable reason from a schema validation failure. */
@@ -60,6 +64,35 @@ function frameworkProblem(error: FastifyError): ApiError | undefined {
   if (code !== undefined) return new ApiError(code, `${errorTitle(code)}.`);
   if (status >= 400 && status < 500) return new ApiError('invalid_parameter', 'The request is malformed.');
   return undefined;
+}
+
+/**
+ * Answers a request Node's HTTP parser refused (malformed request line or headers, headers too
+ * large) on the raw socket, still as problem+json and without echoing anything the client sent.
+ */
+export function clientErrorAnswer(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) return;
+  const status =
+    error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const reason = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[
+    status
+  ];
+  const detail = {
+    400: 'The request could not be parsed as HTTP.',
+    408: 'The request took too long to arrive.',
+    431: 'The request headers are too large.',
+  }[status];
+  const body = JSON.stringify({
+    type: errorType('invalid_parameter'),
+    title: reason,
+    status,
+    detail,
+    code: 'invalid_parameter',
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export function registerProblemHandling(app: FastifyInstance): void {

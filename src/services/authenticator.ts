@@ -31,8 +31,9 @@ export interface AuthenticatorDeps {
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="pricepoint"' };
 const HOW = 'Send it in the x-api-key header or as Authorization: Bearer <key>.';
 const CACHE_LIMIT = 100_000;
-/** Query parameter names that clients use for keys; any value that looks like a key counts too. */
+/** Query parameter names that clients use for keys; any name or value that looks like a key counts too. */
 const KEY_PARAMS = new Set(['api_key', 'apikey', 'api-key', 'x-api-key', 'key', 'token', 'access_token']);
+const KEY_LOOKING = /pp_(live|test|demo)_/;
 
 function unauthorized(
   code: 'missing_api_key' | 'invalid_api_key' | 'conflicting_api_keys' | 'api_key_in_query',
@@ -49,7 +50,8 @@ function unauthorized(
 function keyInQuery(query: string): boolean {
   if (query === '') return false;
   for (const [name, value] of new URLSearchParams(query)) {
-    if (KEY_PARAMS.has(name.toLowerCase()) || /pp_(live|test|demo)_/.test(value)) return true;
+    // A key pasted as a name (`?pp_live_...`) is as much in the URL as one given as a value.
+    if (KEY_PARAMS.has(name.toLowerCase()) || KEY_LOOKING.test(name) || KEY_LOOKING.test(value)) return true;
   }
   return false;
 }

@@ -93,3 +93,16 @@ export const KEY_LIKE = /pp_(?:live|test|demo)_[0-9A-Za-z]+/g;
 export function maskKeys(text: string): string {
   return text.replace(KEY_LIKE, 'pp_***');
 }
+
+/**
+ * A URL with every key-like run masked, also one hidden by percent-encoding (`pp%5Flive%5F…`).
+ * Decoding is lenient (byte by byte), so a URL that is not valid UTF-8 is masked too.
+ * @example maskKeysInUrl('/x?k=pp%5Flive%5Fabc') // '/x?k=pp_***'
+ */
+export function maskKeysInUrl(url: string): string {
+  const decoded = url.replace(/%[0-9A-Fa-f]{2}/g, (m) =>
+    String.fromCharCode(Number.parseInt(m.slice(1), 16)),
+  );
+  const masked = maskKeys(decoded);
+  return masked === decoded ? maskKeys(url) : masked;
+}

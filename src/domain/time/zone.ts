@@ -125,8 +125,8 @@ export function offsetMinutes(epochMs: number, timeZone: string): number {
   const bucket = Math.floor(epochMs / QUARTER_HOUR_MS);
   const atStart = quarterHourStartOffset(entry, bucket, timeZone);
   if (epochMs === bucket * QUARTER_HOUR_MS) return atStart;
-  // Inside the quarter hour: the offset at its start holds throughout unless a transition lies inside
-  // (or at its end, which costs nothing but a call to `Intl` for the last few minutes before it).
+  // Inside the quarter hour, the offset at its start holds unless the next quarter hour starts with
+  // another: then a transition lies inside (or exactly at its end), and `Intl` answers uncached.
   if (quarterHourStartOffset(entry, bucket + 1, timeZone) === atStart) return atStart;
   return intlOffsetMinutes(epochMs, timeZone);
 }
@@ -147,7 +147,9 @@ function quarterHourStartOffset(entry: ZoneEntry, bucket: number, timeZone: stri
  * @example canonicalTimeZone('america/new_york') // 'America/New_York'
  */
 export function canonicalTimeZone(name: string): string | undefined {
-  if (timeZoneNames().has(name)) return name;
+  // A correctly spelt zone or link comes back as written: Node 20's ICU would turn Asia/Kolkata into
+  // Asia/Calcutta and US/Eastern into America/New_York.
+  if (isTimeZone(name)) return name;
   if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name) || name.length > 64) return undefined;
   const lower = name.toLowerCase();
   for (const zone of timeZoneNames()) if (zone.toLowerCase() === lower) return zone;

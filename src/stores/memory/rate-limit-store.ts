@@ -2,9 +2,10 @@
  * In-process fixed-window counters: the embedded default, and the fallback when Redis is away.
  *
  * Counters of one window length live in one map that is dropped whole when the window rolls over,
- * so memory is bounded by the callers of the current window, never by history, and cleanup costs
- * nothing per request. JavaScript runs one request's check-and-take without interruption, which
- * makes all-or-nothing exact under any concurrency within the process.
+ * or, for a length nobody uses any more, at the first request after its window ended. So memory is
+ * bounded by the callers of the current windows, never by history, and cleanup costs one look at
+ * each window length per request. JavaScript runs one request's check-and-take without
+ * interruption, which makes all-or-nothing exact under any concurrency within the process.
  */
 import { type LimitDecision, type LimitState, windowOf } from '../../domain/limits/fixed-window.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
@@ -12,6 +13,7 @@ import type { RateLimitStore } from '../types.js';
 
 interface WindowCounters {
   id: number;
+  resetAtMs: number;
   counts: Map<string, number>;
 }
 
@@ -29,13 +31,18 @@ export class MemoryRateLimitStore implements RateLimitStore {
     const { id, resetAtMs } = windowOf(nowMs, windowSeconds);
     let window = this.windows.get(windowSeconds);
     if (window === undefined || window.id < id) {
-      window = { id, counts: new Map() };
+      window = { id, resetAtMs, counts: new Map() };
       this.windows.set(windowSeconds, window);
     }
     return { counts: window.counts, resetAtMs };
   }
 
   private read(subject: string, limits: readonly LimitRule[], nowMs: number) {
+    // A finished window of a length this request does not use would otherwise stay until the next
+    // request that does, which may never come (a tier removed, a day limit nobody calls tomorrow).
+    for (const [length, window] of this.windows) {
+      if (window.resetAtMs <= nowMs) this.windows.delete(length);
+    }
     return limits.map((rule) => {
       const { counts, resetAtMs } = this.counters(rule.windowSeconds, nowMs);
       const counter = `${subject}\u0000${rule.name}`;
