@@ -4,10 +4,11 @@
  * and a refused request costs almost nothing.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../domain/errors/api-error.js';
 import type { Tier } from '../domain/limits/tiers.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
-import type { KeyRecord } from '../stores/types.js';
+import { hasScope, type KeyRecord, type Scope } from '../stores/types.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,6 +22,8 @@ declare module 'fastify' {
 export interface KeyGuardOptions {
   /** `false` for endpoints that are keyed but not counted (`/usage`). */
   readonly count?: boolean;
+  /** The scope the route needs; `read` by default. */
+  readonly scope?: Scope;
 }
 
 export function createKeyGuard(auth: Authenticator, limiter: RateLimiter) {
@@ -34,15 +37,23 @@ export function createKeyGuard(auth: Authenticator, limiter: RateLimiter) {
         ip: request.ip,
       });
       request.caller = { key, tier: limiter.tierOf(key) };
-      if (options.count === false) return;
-      try {
-        request.limitHeaders = await limiter.take(key, request.ip);
-      } catch (error) {
-        const headers = (error as { options?: { headers?: Record<string, string> } }).options?.headers;
-        if (headers) request.limitHeaders = headers;
-        throw error;
+      if (options.count !== false) {
+        try {
+          request.limitHeaders = await limiter.take(key, request.ip);
+        } catch (error) {
+          const headers = (error as { options?: { headers?: Record<string, string> } }).options?.headers;
+          if (headers) request.limitHeaders = headers;
+          throw error;
+        }
+        reply.headers(request.limitHeaders);
       }
-      reply.headers(request.limitHeaders);
+      // Checked after counting: a refused scope is an authenticated request like any other.
+      const scope = options.scope ?? 'read';
+      if (!hasScope(key.scopes, scope)) {
+        throw new ApiError('insufficient_scope', `This needs a key with the ${scope} scope.`, {
+          extra: { requiredScope: scope },
+        });
+      }
     };
   };
 }

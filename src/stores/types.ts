@@ -36,8 +36,15 @@ export interface PriceStore {
   ping(): Promise<void>;
 }
 
+/** Scopes in rising order: each covers the ones before it (an admin key may also write and read). */
 export const SCOPES = ['read', 'write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** @example hasScope(['admin'], 'write') // true */
+export function hasScope(scopes: readonly Scope[], needed: Scope): boolean {
+  const rank = SCOPES.indexOf(needed);
+  return scopes.some((s) => SCOPES.indexOf(s) >= rank);
+}
 
 /** A stored key: never the key itself, only its hash and last four characters. */
 export interface KeyRecord {
