@@ -6,10 +6,9 @@ import { Command, CommanderError, Option } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import { DEV_SERIES, loadDevData } from '../dev-data/dev-data.js';
 import { ApiError } from '../domain/errors/api-error.js';
-import { banner, closeOnSignals, startServer } from '../server/serve.js';
+import { banner, closeOnSignals, dataDirError, openStores, startServer } from '../server/serve.js';
 import { createKeyService, type KeyView } from '../services/key-service.js';
 import { migrateSqlite, openSqlite } from '../stores/sqlite/database.js';
-import { openEmbeddedStores } from '../stores/sqlite/index.js';
 import { SCOPES, type Scope } from '../stores/types.js';
 
 type Print = (text: string) => void;
@@ -24,11 +23,26 @@ function parseScopes(value: string): Scope[] {
 
 /** `YYYY-MM-DD` (00:00 UTC that day) or an RFC 3339 timestamp with its offset. */
 function parseExpiry(value: string): number {
-  const ms = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Date.parse(value);
-  if (
-    !/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(value) ||
-    Number.isNaN(ms)
-  ) {
+  const match =
+    /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2})))?$/.exec(
+      value,
+    );
+  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] =
+    (match?.slice(1) ?? []).map((field) => Number(field ?? 0));
+  // Date.parse rolls impossible dates over (2030-02-30 becomes 2030-03-02), so every field is checked.
+  const valid =
+    match !== null &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= new Date(Date.UTC(year, month, 0)).getUTCDate() &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetHours <= 23 &&
+    offsetMinutes <= 59;
+  const ms = match?.[4] === undefined ? Date.parse(`${value}T00:00:00Z`) : Date.parse(value);
+  if (!valid || Number.isNaN(ms)) {
     throw new ApiError(
       'invalid_parameter',
       `--expires: "${value}" is not a date (YYYY-MM-DD) or RFC 3339 timestamp`,
@@ -53,10 +67,10 @@ function keyLine(k: KeyView): string {
 async function withServices<T>(
   config: Config,
   run: (
-    deps: Awaited<ReturnType<typeof openEmbeddedStores>> & { keys_: ReturnType<typeof createKeyService> },
+    deps: Awaited<ReturnType<typeof openStores>> & { keys_: ReturnType<typeof createKeyService> },
   ) => Promise<T>,
 ): Promise<T> {
-  const stores = await openEmbeddedStores(config.databasePath);
+  const stores = await openStores(config);
   try {
     const keys_ = createKeyService({
       keys: stores.keys,
@@ -96,7 +110,13 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
     .description('create or update the database schema')
     .addOption(json())
     .action(async (opts: { json?: boolean }) => {
-      const { db } = openSqlite(config().databasePath);
+      const cfg = config();
+      let db: ReturnType<typeof openSqlite>['db'];
+      try {
+        db = openSqlite(cfg.databasePath).db;
+      } catch (error) {
+        throw dataDirError(error, cfg);
+      }
       try {
         const applied = await migrateSqlite(db);
         print(

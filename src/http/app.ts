@@ -72,6 +72,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       keySecret: config.keySecret,
       cacheMs: config.keyCacheMs,
       failuresPerMinute: config.authFailuresPerMinute,
+      acceptDemoKeys: config.devData,
     }),
     limiter: createRateLimiter({ store: deps.stores.rateLimits, tiers: config.tiers, clock }),
     prices: createPriceService({ prices: deps.stores.prices, clock }),
@@ -83,7 +84,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   registerProblemHandling(app);
 
   let closing = false;
-  app.addHook('onClose', async () => {
+  // preClose, not onClose: onClose runs only after requests in flight have finished.
+  app.addHook('preClose', async () => {
     closing = true;
   });
   app.addHook('onRequest', async (request, reply) => {

@@ -4,7 +4,7 @@
  */
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config/config.js';
+import { type Config, ConfigError } from '../config/config.js';
 import { DEMO_API_KEY, DEV_SERIES, loadDevData, loadDevPrices } from '../dev-data/dev-data.js';
 import { localDate } from '../domain/time/days.js';
 import { buildApp } from '../http/app.js';
@@ -27,8 +27,47 @@ function devDates(now: number): string {
   return DEV_SERIES.map((s) => localDate(now, s.timezone)).join(',');
 }
 
+/**
+ * The embedded stores of `config`'s data folder. A folder or database that cannot be opened is a
+ * `ConfigError` naming the setting, so the operator sees which setting to fix.
+ */
+export async function openStores(config: Config): Promise<Awaited<ReturnType<typeof openEmbeddedStores>>> {
+  try {
+    return await openEmbeddedStores(config.databasePath);
+  } catch (error) {
+    throw dataDirError(error, config);
+  }
+}
+
+/** File-system and SQLite open errors (ENOTDIR, EACCES, SQLITE_CANTOPEN, ...) as the setting behind them. */
+export function dataDirError(error: unknown, config: Config): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === 'string' && /^(E[A-Z]+|SQLITE_(CANTOPEN|READONLY|PERM|NOTADB))$/.test(code)) {
+    return new ConfigError(
+      `PRICEPOINT_DATA_DIR: cannot open the database ${config.databasePath}: ${(error as Error).message}`,
+    );
+  }
+  return error;
+}
+
+/** Why `listen` failed, as the setting to fix (`listen EADDRINUSE ...` names neither). */
+function listenError(error: unknown, config: Config): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const message = (error as Error).message;
+  if (code === 'EADDRINUSE') {
+    return new ConfigError(`PRICEPOINT_PORT: port ${config.port} on ${config.host} is already in use`);
+  }
+  if (code === 'EACCES') {
+    return new ConfigError(`PRICEPOINT_PORT: no permission to listen on port ${config.port}: ${message}`);
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code?.startsWith('EAI_')) {
+    return new ConfigError(`PRICEPOINT_HOST: cannot listen on ${config.host}: ${message}`);
+  }
+  return error;
+}
+
 export async function startServer(config: Config): Promise<Running> {
-  const stores = await openEmbeddedStores(config.databasePath);
+  const stores = await openStores(config);
   const timers: NodeJS.Timeout[] = [];
   if (config.devData) {
     const keys = createKeyService({
@@ -52,7 +91,14 @@ export async function startServer(config: Config): Promise<Running> {
   }
   const tls = await tlsMaterial(config);
   const app = await buildApp(config, { stores, ...(tls && { https: tls }) });
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    for (const timer of timers) clearInterval(timer);
+    await app.close();
+    await stores.close();
+    throw listenError(error, config);
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const local = ['127.0.0.1', '0.0.0.0', '::', '::1', 'localhost'].includes(config.host);
@@ -63,7 +109,15 @@ export async function startServer(config: Config): Promise<Running> {
   const close = () => {
     closed ??= (async () => {
       for (const timer of timers) clearInterval(timer);
-      await app.close();
+      // Node closes the keep-alive connections that are idle when closing starts, once. A connection
+      // whose request is still running goes idle later and would hold the exit for keepAliveTimeout,
+      // past the grace time if the drain was long: close such connections as soon as they go idle.
+      const reaper = setInterval(() => app.server.closeIdleConnections(), 100);
+      try {
+        await app.close();
+      } finally {
+        clearInterval(reaper);
+      }
       await stores.close();
     })();
     return closed;

@@ -6,7 +6,7 @@
  * time (under the 5 s DESIGN promises) without a database read per request.
  */
 import { ApiError } from '../domain/errors/api-error.js';
-import { isWellFormedKey, keyHash } from '../domain/keys/key-format.js';
+import { isWellFormedKey, keyHash, keyKind } from '../domain/keys/key-format.js';
 import type { LimitRule } from '../domain/limits/tiers.js';
 import { addressGroup } from '../domain/net/client-address.js';
 import type { KeyRecord, KeyStore, RateLimitStore } from '../stores/types.js';
@@ -26,6 +26,11 @@ export interface AuthenticatorDeps {
   readonly keySecret: string | undefined;
   readonly cacheMs: number;
   readonly failuresPerMinute: number;
+  /**
+   * Demo keys work only while the development data set is served: a data folder once started
+   * with it keeps the documented demo key, which a production start must not accept.
+   */
+  readonly acceptDemoKeys: boolean;
 }
 
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="pricepoint"' };
@@ -113,6 +118,7 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
         const key = presentedKey(credentials);
         if (key === undefined) throw unauthorized('missing_api_key');
         if (!isWellFormedKey(key)) throw unauthorized('invalid_api_key');
+        if (!deps.acceptDemoKeys && keyKind(key) === 'demo') throw unauthorized('invalid_api_key');
         const record = await lookup(keyHash(key, deps.keySecret), now);
         if (
           record === undefined ||

@@ -81,7 +81,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   const clock = new FakeClock(Date.parse(options.now ?? '2026-11-22T10:15:03.120Z'));
   const config = loadConfig(
     { PRICEPOINT_LOG_LEVEL: 'info', ...options.env },
-    { databasePath: ':memory:', ...options.config },
+    { databasePath: ':memory:', devData: options.devData ?? true, ...options.config },
   );
   const stores = await openEmbeddedStores(':memory:');
   const keys = createKeyService({
