@@ -7,61 +7,13 @@ import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import { DEV_SERIES, loadDevData } from '../dev-data/dev-data.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import { banner, closeOnSignals, dataDirError, openStores, startServer } from '../server/serve.js';
-import { createKeyService, type KeyView } from '../services/key-service.js';
+import { createKeyService } from '../services/key-service.js';
 import { migrateSqlite, openSqlite } from '../stores/sqlite/database.js';
-import { SCOPES, type Scope } from '../stores/types.js';
+import { registerImportCommand } from './import-command.js';
+import { registerKeyCommands } from './key-commands.js';
+import { registerSeriesCommands } from './series-commands.js';
 
 type Print = (text: string) => void;
-
-function parseScopes(value: string): Scope[] {
-  const scopes = value.split(',').map((s) => s.trim());
-  const bad = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
-  if (bad !== undefined)
-    throw new ApiError('invalid_parameter', `--scopes: "${bad}" is not one of ${SCOPES.join(', ')}`);
-  return scopes as Scope[];
-}
-
-/** `YYYY-MM-DD` (00:00 UTC that day) or an RFC 3339 timestamp with its offset. */
-function parseExpiry(value: string): number {
-  const match =
-    /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2}):(\d{2})))?$/.exec(
-      value,
-    );
-  const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, offsetHours = 0, offsetMinutes = 0] =
-    (match?.slice(1) ?? []).map((field) => Number(field ?? 0));
-  // Date.parse rolls impossible dates over (2030-02-30 becomes 2030-03-02), so every field is checked.
-  const valid =
-    match !== null &&
-    month >= 1 &&
-    month <= 12 &&
-    day >= 1 &&
-    day <= new Date(Date.UTC(year, month, 0)).getUTCDate() &&
-    hour <= 23 &&
-    minute <= 59 &&
-    second <= 59 &&
-    offsetHours <= 23 &&
-    offsetMinutes <= 59;
-  const ms = match?.[4] === undefined ? Date.parse(`${value}T00:00:00Z`) : Date.parse(value);
-  if (!valid || Number.isNaN(ms)) {
-    throw new ApiError(
-      'invalid_parameter',
-      `--expires: "${value}" is not a date (YYYY-MM-DD) or RFC 3339 timestamp`,
-    );
-  }
-  return ms;
-}
-
-const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
-
-function keyLine(k: KeyView): string {
-  const state =
-    k.revokedAt !== null
-      ? 'revoked'
-      : k.expiresAt !== null && k.expiresAt <= Date.now()
-        ? 'expired'
-        : 'active';
-  return [k.id, `…${k.last4}`, k.tier, k.scopes.join(','), state, iso(k.expiresAt), k.name].join('\t');
-}
 
 /** Opens the stores for one command and closes them after it. */
 async function withServices<T>(
@@ -147,47 +99,9 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
       );
     });
 
-  const keys = program.command('keys').description('create, list and revoke API keys');
-  keys
-    .command('create')
-    .description('create a key; it is printed once and never again')
-    .requiredOption('--tier <tier>', 'access tier')
-    .requiredOption('--name <name>', 'who or what the key is for')
-    .option('--scopes <scopes>', `comma-separated: ${SCOPES.join(', ')}`, 'read')
-    .option('--expires <date>', 'expiry: YYYY-MM-DD (00:00 UTC) or an RFC 3339 timestamp')
-    .addOption(json())
-    .action(
-      async (opts: { tier: string; name: string; scopes: string; expires?: string; json?: boolean }) => {
-        const spec = {
-          tier: opts.tier,
-          name: opts.name,
-          scopes: parseScopes(opts.scopes),
-          expiresAt: opts.expires === undefined ? null : parseExpiry(opts.expires),
-        };
-        const { key, record } = await withServices(config(), (s) => s.keys_.create(spec));
-        print(
-          opts.json
-            ? JSON.stringify({ ...record, key })
-            : `${key}\n\nid ${record.id}, tier ${record.tier}. Store the key now: it is not shown again.`,
-        );
-      },
-    );
-  keys
-    .command('list')
-    .description('list keys (never their secrets)')
-    .addOption(json())
-    .action(async (opts: { json?: boolean }) => {
-      const list = await withServices(config(), (s) => s.keys_.list());
-      print(opts.json ? JSON.stringify(list) : list.length ? list.map(keyLine).join('\n') : 'no keys');
-    });
-  keys
-    .command('revoke <id>')
-    .description('revoke a key; every server refuses it within 5 seconds')
-    .addOption(json())
-    .action(async (id: string, opts: { json?: boolean }) => {
-      const record = await withServices(config(), (s) => s.keys_.revoke(id));
-      print(opts.json ? JSON.stringify(record) : `revoked ${record.id} (…${record.last4})`);
-    });
+  registerKeyCommands(program, { print, config });
+  registerSeriesCommands(program, { print, config });
+  registerImportCommand(program, { print, config });
 
   program
     .command('tiers')

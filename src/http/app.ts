@@ -9,13 +9,20 @@ import type { Config } from '../config/config.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import { maskKeysInUrl } from '../domain/keys/key-format.js';
 import { createAuthenticator } from '../services/authenticator.js';
+import { createImportService } from '../services/import-service.js';
+import { createKeyService } from '../services/key-service.js';
 import { createPriceService } from '../services/price-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
+import { createSeriesService } from '../services/series-service.js';
 import type { Stores } from '../stores/types.js';
 import { createKeyGuard } from './key-guard.js';
 import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
 import { healthRoutes } from './routes/health.js';
+import { keyRoutes } from './routes/keys.js';
+import { priceWriteRoutes } from './routes/price-writes.js';
 import { priceRoutes } from './routes/prices.js';
+import { seriesAdminRoutes } from './routes/series-admin.js';
+import { usageRoutes } from './routes/usage.js';
 
 export interface AppDeps {
   readonly stores: Stores;
@@ -73,6 +80,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       cacheMs: config.keyCacheMs,
       failuresPerMinute: config.authFailuresPerMinute,
       acceptDemoKeys: config.devData,
+      onFlushError: (error) => app.log.error({ err: error }, 'writing last-used times failed'),
+    }),
+    keys: createKeyService({
+      keys: deps.stores.keys,
+      tiers: config.tiers,
+      keySecret: config.keySecret,
+      clock,
     }),
     limiter: createRateLimiter({ store: deps.stores.rateLimits, tiers: config.tiers, clock }),
     prices: createPriceService({ prices: deps.stores.prices, clock }),
@@ -83,6 +97,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorateRequest('limitHeaders', null);
   registerProblemHandling(app);
 
+  // Last-used times still in memory are written before the stores close (they close after the app).
+  app.addHook('onClose', () => services.auth.close());
   let closing = false;
   // preClose, not onClose: onClose runs only after requests in flight have finished.
   app.addHook('preClose', async () => {
@@ -118,6 +134,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   healthRoutes(app, { stores: deps.stores });
   priceRoutes(app, { prices: services.prices, keyGuard });
+  priceWriteRoutes(app, {
+    prices: deps.stores.prices,
+    imports: createImportService({ prices: deps.stores.prices }),
+    keyGuard,
+  });
+  seriesAdminRoutes(app, { series: createSeriesService({ prices: deps.stores.prices }), keyGuard });
+  usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
+  keyRoutes(app, { keys: services.keys, keyGuard, clock, changed: () => services.auth.forget() });
 
   return app;
 }

@@ -42,6 +42,12 @@ function validationProblem(error: FastifyError): ApiError {
     const name = String((first.params as { additionalProperty?: unknown }).additionalProperty);
     return new ApiError('invalid_parameter', `Unknown ${where} "${name}".`, { extra: { parameter: name } });
   }
+  if (first?.keyword === 'required') {
+    const name = String((first.params as { missingProperty?: unknown }).missingProperty);
+    return new ApiError('invalid_parameter', `The ${where} "${name}" is missing.`, {
+      extra: { parameter: name },
+    });
+  }
   const name = (first?.instancePath ?? '').replace(/^\//, '').split('/')[0] || context;
   const allowed = (first?.params as { allowedValues?: unknown[] } | undefined)?.allowedValues;
   const reason = allowed ? `must be one of ${allowed.join(', ')}` : (first?.message ?? 'is malformed');

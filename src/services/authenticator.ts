@@ -3,7 +3,8 @@
  * malformed, unknown, revoked and expired keys all get the same `invalid_api_key`, so an answer
  * never tells which. Failed attempts are counted per client address and, past the limit, refused
  * before any lookup. Verified keys are cached briefly, so a revocation is seen within the cache
- * time (under the 5 s DESIGN promises) without a database read per request.
+ * time (under the 5 s DESIGN promises) without a database read per request. Last-used times are
+ * kept in memory and written in batches, so a request never costs a database write.
  */
 import { ApiError } from '../domain/errors/api-error.js';
 import { isWellFormedKey, keyHash, keyKind } from '../domain/keys/key-format.js';
@@ -31,6 +32,13 @@ export interface AuthenticatorDeps {
    * with it keeps the documented demo key, which a production start must not accept.
    */
   readonly acceptDemoKeys: boolean;
+  /**
+   * How often last-used times are written (default 5 s). They are collected in memory and written
+   * in one batch, never once per request; `close()` writes what is left.
+   */
+  readonly lastUsedFlushMs?: number;
+  /** Told when a batch of last-used times could not be written (it is kept for the next flush). */
+  readonly onFlushError?: (error: unknown) => void;
 }
 
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="pricepoint"' };
@@ -84,6 +92,31 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
     { name: 'auth-failures', limit: deps.failuresPerMinute, windowSeconds: 60 },
   ];
   let cache = new Map<string, { record: KeyRecord; until: number }>();
+  let lastUsed = new Map<string, number>();
+  let flushing: Promise<void> = Promise.resolve();
+
+  /** Writes the collected last-used times in one batch; a failed batch is merged back for the next. */
+  function flushLastUsed(): Promise<void> {
+    flushing = flushing.then(async () => {
+      if (lastUsed.size === 0) return;
+      const batch = lastUsed;
+      lastUsed = new Map();
+      try {
+        await deps.keys.recordLastUsed(batch);
+      } catch (error) {
+        for (const [id, at] of batch) lastUsed.set(id, Math.max(at, lastUsed.get(id) ?? at));
+        try {
+          deps.onFlushError?.(error);
+        } catch {
+          // A failing reporter must not stop later flushes.
+        }
+      }
+    });
+    return flushing;
+  }
+  const flusher = setInterval(() => void flushLastUsed(), deps.lastUsedFlushMs ?? 5_000);
+  // Housekeeping must never keep a process alive.
+  flusher.unref();
 
   async function lookup(hash: string, now: number): Promise<KeyRecord | undefined> {
     const hit = cache.get(hash);
@@ -127,6 +160,7 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
         ) {
           throw unauthorized('invalid_api_key');
         }
+        lastUsed.set(record.id, now);
         return record;
       } catch (error) {
         // A request without any key is a misconfigured client, not a guess: it is not counted.
@@ -140,6 +174,15 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
     /** Forgets cached keys, e.g. after a local revocation. */
     forget(): void {
       cache = new Map();
+    },
+
+    /** Writes the last-used times collected so far (the timer does this every few seconds). */
+    flushLastUsed,
+
+    /** Stops the timer and writes what is left; call it before the key store closes. */
+    async close(): Promise<void> {
+      clearInterval(flusher);
+      await flushLastUsed();
     },
   };
 }

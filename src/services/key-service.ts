@@ -1,5 +1,5 @@
 /**
- * Creating, listing and revoking keys: one service behind both the CLI and the admin API. A new key
+ * Creating, listing, revoking, rotating and re-tiering keys: one service behind both the CLI and the admin API. A new key
  * is returned once, at creation; afterwards only its id and last four characters are ever shown.
  */
 import { ApiError } from '../domain/errors/api-error.js';
@@ -23,6 +23,16 @@ export interface NewKey {
   readonly kind?: KeyKind;
 }
 
+/** A rotation's answer: the new key (shown this once), its view, and the old key with its new expiry. */
+export interface Rotation {
+  readonly key: string;
+  readonly record: KeyView;
+  readonly previous: KeyView;
+}
+
+/** The longest grace period a rotated key may keep working: long enough for any planned roll-out. */
+export const MAX_GRACE_MS = 30 * 86_400_000;
+
 export interface KeyServiceDeps {
   readonly keys: KeyStore;
   readonly tiers: Readonly<Record<string, Tier>>;
@@ -31,12 +41,16 @@ export interface KeyServiceDeps {
 }
 
 export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDeps) {
-  function validate(spec: NewKey): void {
-    if (tiers[spec.tier] === undefined) {
+  function checkTier(tier: string): void {
+    if (tiers[tier] === undefined) {
       throw new ApiError('invalid_parameter', `tier must be one of ${Object.keys(tiers).join(', ')}`, {
         extra: { parameter: 'tier' },
       });
     }
+  }
+
+  function validate(spec: NewKey): void {
+    checkTier(spec.tier);
     if (spec.name.trim() === '' || spec.name.length > 200) {
       throw new ApiError('invalid_parameter', 'name must be 1 to 200 characters', {
         extra: { parameter: 'name' },
@@ -49,8 +63,8 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
     }
   }
 
-  async function store(key: string, spec: NewKey): Promise<KeyRecord> {
-    const record: KeyRecord = {
+  function newRecord(key: string, spec: NewKey): KeyRecord {
+    return {
       id: `key_${randomBase62(16)}`,
       hash: keyHash(key, keySecret),
       last4: keyLast4(key),
@@ -62,6 +76,10 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
       revokedAt: null,
       lastUsedAt: null,
     };
+  }
+
+  async function store(key: string, spec: NewKey): Promise<KeyRecord> {
+    const record = newRecord(key, spec);
     await keys.insert(record);
     return record;
   }
@@ -93,6 +111,46 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
     async revoke(id: string): Promise<KeyView> {
       if (!(await keys.revoke(id, clock())))
         throw new ApiError('not_found', `There is no key with id ${id}.`);
+      return this.get(id);
+    },
+
+    /**
+     * Issues a new key with the old one's name, tier, scopes and expiry, and lets the old one live
+     * for `graceMs` more (or until its own, earlier expiry). The new key is in the answer, once.
+     * A revoked or expired key is not rotated: its replacement would be born dead or resurrect it.
+     */
+    async rotate(id: string, graceMs: number): Promise<Rotation> {
+      if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS) {
+        throw new ApiError('invalid_parameter', `grace must be 0 to ${MAX_GRACE_MS / 86_400_000} days`, {
+          extra: { parameter: 'grace' },
+        });
+      }
+      const old = await keys.get(id);
+      if (old === undefined) throw new ApiError('not_found', `There is no key with id ${id}.`);
+      const now = clock();
+      if (old.revokedAt !== null || (old.expiresAt !== null && old.expiresAt <= now)) {
+        throw new ApiError(
+          'invalid_parameter',
+          `The key ${id} is ${old.revokedAt !== null ? 'revoked' : 'expired'}; only a live key can be rotated.`,
+          { extra: { parameter: 'id' } },
+        );
+      }
+      // The kind of the old key is not stored (only its hash); a replacement is a live key.
+      const key = generateKey('live');
+      const record = newRecord(key, old);
+      // The store re-checks in its transaction: a revocation racing this rotation wins.
+      if (!(await keys.rotate(id, record, now + graceMs))) {
+        throw new ApiError('invalid_parameter', `The key ${id} is revoked; only a live key can be rotated.`, {
+          extra: { parameter: 'id' },
+        });
+      }
+      return { key, record: keyView(record), previous: await this.get(id) };
+    },
+
+    /** Moves a key to another configured tier; servers see it within their key cache time. */
+    async setTier(id: string, tier: string): Promise<KeyView> {
+      checkTier(tier);
+      if (!(await keys.setTier(id, tier))) throw new ApiError('not_found', `There is no key with id ${id}.`);
       return this.get(id);
     },
   };

@@ -8,6 +8,7 @@ import {
   addDays,
   type CalendarDate,
   dayBounds,
+  daysBetween,
   formatInstant,
   intervalEnd,
   localDate,
@@ -64,6 +65,29 @@ export function createPriceService({ prices, clock }: { prices: PriceStore; cloc
     return chosen;
   }
 
+  /**
+   * Refuses days further back than the tier's history (DESIGN section 4): a date more than
+   * `historyDays` before today in the zone the day is read in. Future days are never refused.
+   */
+  function checkHistory(
+    tier: Tier,
+    wanted: readonly { series: Series; date: CalendarDate; today: CalendarDate }[],
+  ) {
+    const limit = tier.historyDays;
+    if (limit === null) return;
+    const refused = wanted.filter((w) => daysBetween(w.date, w.today) > limit);
+    const first = refused[0];
+    if (first === undefined) return;
+    const earliest = addDays(first.today, -limit);
+    throw new ApiError(
+      'outside_tier_history',
+      `Tier ${tier.name} reads at most ${limit} days back: ${first.date} is before ${earliest} for ${refused
+        .map((w) => w.series.symbol)
+        .join(', ')}.`,
+      { extra: { symbols: refused.map((w) => w.series.symbol), historyDays: limit } },
+    );
+  }
+
   async function seriesDay(series: Series, date: CalendarDate, zone: string): Promise<SeriesDay> {
     const { start, end } = dayBounds(date, zone);
     const stored = await prices.pricesBetween(series.symbol, start, end);
@@ -86,12 +110,13 @@ export function createPriceService({ prices, clock }: { prices: PriceStore; cloc
     async relativeDay(tier: Tier, query: DayQuery, offsetDays: number): Promise<DayAnswer> {
       const now = clock();
       const selected = await selectSeries(tier, query.symbols);
-      const days = await Promise.all(
-        selected.map((series) => {
-          const zone = query.tz ?? series.timezone;
-          return seriesDay(series, addDays(localDate(now, zone), offsetDays), zone);
-        }),
-      );
+      const wanted = selected.map((series) => {
+        const zone = query.tz ?? series.timezone;
+        const today = localDate(now, zone);
+        return { series, zone, today, date: addDays(today, offsetDays) };
+      });
+      checkHistory(tier, wanted);
+      const days = await Promise.all(wanted.map((w) => seriesDay(w.series, w.date, w.zone)));
       return { generatedAt: new Date(now).toISOString(), series: days };
     },
   };

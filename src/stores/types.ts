@@ -32,8 +32,33 @@ export interface PriceStore {
   pricesBetween(symbol: string, from: number, to: number): Promise<StoredPrice[]>;
   /** Writes all points or none; a point for an existing interval replaces it. Returns the count. */
   upsertPrices(symbol: string, points: readonly StoredPrice[]): Promise<number>;
+  /**
+   * Opens an import: points written through the session are seen by readers only after `commit`,
+   * and not at all after `rollback`. One session at a time per store (a second waits or fails).
+   * `small`: the caller bounds the import (an HTTP body), so the store may hold the points until
+   * `commit` instead of keeping a transaction open while the caller awaits more input.
+   */
+  beginPriceWrites(options?: { readonly small?: boolean }): Promise<PriceWriteSession>;
+  /** The first and last stored start (epoch ms) of a series; `undefined` when it has no prices. */
+  coverage(symbol: string): Promise<{ first: number; last: number } | undefined>;
   /** Throws when the store cannot be reached (readiness). */
   ping(): Promise<void>;
+}
+
+/** One checked point of an import: canonical symbol of an existing series, start (epoch ms), price text. */
+export interface ImportPoint {
+  readonly symbol: string;
+  readonly start: number;
+  readonly price: string;
+}
+
+/** An open, all-or-nothing import (`PriceStore.beginPriceWrites`). A point for a stored interval replaces it. */
+export interface PriceWriteSession {
+  /** Writes a batch (the caller sends batches of a few thousand points, so memory stays bounded). */
+  write(points: readonly ImportPoint[]): Promise<void>;
+  commit(): Promise<void>;
+  /** Safe to call after a failed `write` or `commit`, and more than once. */
+  rollback(): Promise<void>;
 }
 
 /** Scopes in rising order: each covers the ones before it (an admin key may also write and read). */
@@ -67,6 +92,18 @@ export interface KeyStore {
   list(): Promise<KeyRecord[]>;
   /** Marks a key revoked at `at`; false when there is no such key. Revoking twice keeps the first time. */
   revoke(id: string, at: number): Promise<boolean>;
+  /** Moves a key to another tier; false when there is no such key. */
+  setTier(id: string, tier: string): Promise<boolean>;
+  /**
+   * Stores `replacement` and makes the key `id` expire at `expiresBy` (or keep an earlier expiry), in
+   * one transaction: a rotation. Does nothing and answers false when `id` is missing or revoked.
+   */
+  rotate(id: string, replacement: KeyRecord, expiresBy: number): Promise<boolean>;
+  /**
+   * Writes last-used times (key id to epoch ms) in one statement or transaction; a time never moves
+   * a key's last use backwards, so instances may flush in any order. Unknown ids are skipped.
+   */
+  recordLastUsed(batch: ReadonlyMap<string, number>): Promise<void>;
   ping(): Promise<void>;
 }
 

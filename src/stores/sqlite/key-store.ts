@@ -68,6 +68,42 @@ export class SqliteKeyStore implements KeyStore {
     return result.numUpdatedRows > 0n;
   }
 
+  async setTier(id: string, tier: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ tier })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async rotate(id: string, replacement: KeyRecord, expiresBy: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('api_keys')
+        .set({ expires_at: sql`min(coalesce(expires_at, ${expiresBy}), ${expiresBy})` })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await new SqliteKeyStore(trx).insert(replacement);
+      return true;
+    });
+  }
+
+  async recordLastUsed(batch: ReadonlyMap<string, number>): Promise<void> {
+    if (batch.size === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (const [id, at] of batch) {
+        await trx
+          .updateTable('api_keys')
+          .set({ last_used_at: sql`max(coalesce(last_used_at, ${at}), ${at})` })
+          .where('id', '=', id)
+          .execute();
+      }
+    });
+  }
+
   async ping(): Promise<void> {
     await sql`select 1`.execute(this.db);
   }

@@ -2,8 +2,9 @@
 import type SQLite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import type { Resolution } from '../../domain/time/days.js';
-import type { PriceStore, Series, StoredPrice } from '../types.js';
+import type { PriceStore, PriceWriteSession, Series, StoredPrice } from '../types.js';
 import type { Database, SeriesTable } from './database.js';
+import { openSqliteWriteSession } from './price-write-session.js';
 
 function toSeries(row: Omit<SeriesTable, 'id' | 'updated_at'>): Series {
   return {
@@ -78,6 +79,21 @@ export class SqlitePriceStore implements PriceStore {
     });
     write(row.id, points);
     return points.length;
+  }
+
+  async coverage(symbol: string): Promise<{ first: number; last: number } | undefined> {
+    const row = await this.db
+      .selectFrom('prices')
+      .innerJoin('series', 'series.id', 'prices.series_id')
+      .select((eb) => [eb.fn.min('prices.start_ms').as('first'), eb.fn.max('prices.start_ms').as('last')])
+      .where('series.symbol', '=', symbol)
+      .executeTakeFirst();
+    // min and max of no rows are NULL, not a missing row.
+    return row?.first == null || row.last == null ? undefined : { first: row.first, last: row.last };
+  }
+
+  async beginPriceWrites(options: { readonly small?: boolean } = {}): Promise<PriceWriteSession> {
+    return openSqliteWriteSession(this.raw, options.small === true);
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,86 @@
+/**
+ * `pricepoint import FILE`: a CSV or JSON file of prices into the database, all or nothing. The file
+ * is streamed, so one larger than memory imports; a bad file writes nothing and every bad row (the
+ * first 100) is listed with its line number, and the exit status is 1.
+ */
+import { createReadStream } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { type Command, CommanderError, Option } from 'commander';
+import type { Config } from '../config/config.js';
+import { ApiError } from '../domain/errors/api-error.js';
+import { openStores } from '../server/serve.js';
+import { type ImportFormat, readRows } from '../services/import-formats.js';
+import { createImportService } from '../services/import-service.js';
+
+/** `.csv` is CSV; `.json`, `.jsonl` and `.ndjson` are JSON; anything else needs `--format`. */
+function formatOf(file: string, given: string | undefined): ImportFormat {
+  if (given === 'csv' || given === 'json') return given;
+  const ext = extname(file).toLowerCase();
+  if (ext === '.csv') return 'csv';
+  if (ext === '.json' || ext === '.jsonl' || ext === '.ndjson') return 'json';
+  throw new ApiError(
+    'invalid_parameter',
+    `cannot tell the format of ${file} from its name; add --format csv or json`,
+  );
+}
+
+/**
+ * Adds `import <file> [--dry-run] [--format csv|json] [--json]` to `program`.
+ * @example registerImportCommand(program, { config: () => loadConfig(process.env), print: console.log })
+ */
+export function registerImportCommand(
+  program: Command,
+  deps: { config: () => Config; print: (text: string) => void },
+): void {
+  program
+    .command('import <file>')
+    .description('import prices from a CSV or JSON file, all or nothing')
+    .option('--dry-run', 'check the file and write nothing')
+    .addOption(
+      new Option('--format <format>', 'file format (default: from the file name)').choices(['csv', 'json']),
+    )
+    .addOption(new Option('--json', 'print machine-readable JSON'))
+    .action(async (file: string, opts: { dryRun?: boolean; format?: string; json?: boolean }) => {
+      const format = formatOf(file, opts.format);
+      try {
+        await access(file);
+      } catch (error) {
+        throw new ApiError('invalid_parameter', `cannot read ${file}: ${(error as Error).message}`);
+      }
+      const stores = await openStores(deps.config());
+      let result: Awaited<ReturnType<ReturnType<typeof createImportService>['run']>>;
+      try {
+        const rows = readRows(createReadStream(file), format, true);
+        result = await createImportService({ prices: stores.prices }).run(rows, {
+          dryRun: opts.dryRun === true,
+        });
+      } finally {
+        await stores.close();
+      }
+      if (result.ok) {
+        const dryRun = opts.dryRun === true;
+        deps.print(
+          opts.json
+            ? JSON.stringify({
+                written: dryRun ? 0 : result.written,
+                checked: result.written,
+                series: result.series,
+                dryRun,
+              })
+            : dryRun
+              ? `${file}: ${result.written} points of ${result.series.join(', ') || 'no series'} are fine; nothing written (--dry-run)`
+              : `imported ${result.written} points of ${result.series.join(', ') || 'no series'}`,
+        );
+        return;
+      }
+      const message = `${file} has ${result.errorCount} bad row${result.errorCount === 1 ? '' : 's'}; nothing was written`;
+      process.stderr.write(
+        opts.json
+          ? `${JSON.stringify({ error: { code: 'invalid_prices', message, errorCount: result.errorCount, errors: result.errors } })}\n`
+          : `pricepoint: ${message}${result.errorCount > result.errors.length ? ` (the first ${result.errors.length} are listed)` : ''}:\n${result.errors.map((e) => `  line ${e.line}: ${e.reason}`).join('\n')}\n`,
+      );
+      // Exit status 1 without a second message: `main` maps a CommanderError to its exit code.
+      throw new CommanderError(1, 'pricepoint.invalidPrices', message);
+    });
+}

@@ -1,0 +1,181 @@
+/**
+ * `pricepoint keys ...`: the key lifecycle from the command line, through the same key service as the
+ * admin API. A key is printed by `create` and `rotate`, once; nothing else prints a key or a hash.
+ */
+import { type Command, Option } from 'commander';
+import type { Config } from '../config/config.js';
+import { ApiError } from '../domain/errors/api-error.js';
+import { parseDuration } from '../domain/time/duration.js';
+import { parseTimestamp } from '../domain/time/timestamp.js';
+import { openStores } from '../server/serve.js';
+import { createKeyService, type KeyService, type KeyView } from '../services/key-service.js';
+import { SCOPES, type Scope } from '../stores/types.js';
+
+/** How long a rotated key keeps working when `--grace` is not given. */
+export const DEFAULT_GRACE = '24h';
+
+export interface KeyCommandsDeps {
+  readonly print: (text: string) => void;
+  readonly config: () => Config;
+}
+
+function parseScopes(value: string): Scope[] {
+  const scopes = value.split(',').map((s) => s.trim());
+  const bad = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
+  if (bad !== undefined)
+    throw new ApiError('invalid_parameter', `--scopes: "${bad}" is not one of ${SCOPES.join(', ')}`);
+  return scopes as Scope[];
+}
+
+/** `YYYY-MM-DD` (00:00 UTC that day) or an RFC 3339 timestamp with its offset. */
+function parseExpiry(value: string): number {
+  const ms = parseTimestamp(value);
+  if (ms === undefined) {
+    throw new ApiError(
+      'invalid_parameter',
+      `--expires: "${value}" is not a date (YYYY-MM-DD) or RFC 3339 timestamp`,
+    );
+  }
+  return ms;
+}
+
+function parseGrace(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined) {
+    throw new ApiError(
+      'invalid_parameter',
+      `--grace: "${value}" is not a duration such as 30s, 15m, 24h or 7d`,
+    );
+  }
+  return ms;
+}
+
+const iso = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString());
+
+function keyState(k: KeyView): string {
+  if (k.revokedAt !== null) return 'revoked';
+  return k.expiresAt !== null && k.expiresAt <= Date.now() ? 'expired' : 'active';
+}
+
+function keyLine(k: KeyView): string {
+  return [k.id, `…${k.last4}`, k.tier, k.scopes.join(','), keyState(k), iso(k.expiresAt), k.name].join('\t');
+}
+
+/** One key, one field per line, for `keys show`. */
+function keyDetails(k: KeyView): string {
+  const fields: [string, string][] = [
+    ['id', k.id],
+    ['key', `…${k.last4}`],
+    ['name', k.name],
+    ['tier', k.tier],
+    ['scopes', k.scopes.join(',')],
+    ['state', keyState(k)],
+    ['created', iso(k.createdAt)],
+    ['expires', iso(k.expiresAt)],
+    ['revoked', iso(k.revokedAt)],
+    ['last used', iso(k.lastUsedAt)],
+  ];
+  return fields.map(([name, value]) => `${name.padEnd(10)}${value}`).join('\n');
+}
+
+/** Opens the stores for one command, runs it against the key service and closes them. */
+async function withKeys<T>(config: Config, run: (keys: KeyService) => Promise<T>): Promise<T> {
+  const stores = await openStores(config);
+  try {
+    return await run(
+      createKeyService({
+        keys: stores.keys,
+        tiers: config.tiers,
+        keySecret: config.keySecret,
+        clock: Date.now,
+      }),
+    );
+  } finally {
+    await stores.close();
+  }
+}
+
+/** Adds `keys create|list|show|revoke|rotate|set-tier` to `program`. */
+export function registerKeyCommands(program: Command, { print, config }: KeyCommandsDeps): void {
+  const json = () => new Option('--json', 'print machine-readable JSON');
+  const keys = program.command('keys').description('create, list, show, revoke, rotate and re-tier API keys');
+  keys
+    .command('create')
+    .description('create a key; it is printed once and never again')
+    .requiredOption('--tier <tier>', 'access tier')
+    .requiredOption('--name <name>', 'who or what the key is for')
+    .option('--scopes <scopes>', `comma-separated: ${SCOPES.join(', ')}`, 'read')
+    .option('--expires <date>', 'expiry: YYYY-MM-DD (00:00 UTC) or an RFC 3339 timestamp')
+    .addOption(json())
+    .action(
+      async (opts: { tier: string; name: string; scopes: string; expires?: string; json?: boolean }) => {
+        const spec = {
+          tier: opts.tier,
+          name: opts.name,
+          scopes: parseScopes(opts.scopes),
+          expiresAt: opts.expires === undefined ? null : parseExpiry(opts.expires),
+        };
+        const { key, record } = await withKeys(config(), (s) => s.create(spec));
+        print(
+          opts.json
+            ? JSON.stringify({ ...record, key })
+            : `${key}\n\nid ${record.id}, tier ${record.tier}. Store the key now: it is not shown again.`,
+        );
+      },
+    );
+  keys
+    .command('list')
+    .description('list keys (never their secrets)')
+    .addOption(json())
+    .action(async (opts: { json?: boolean }) => {
+      const list = await withKeys(config(), (s) => s.list());
+      print(opts.json ? JSON.stringify(list) : list.length ? list.map(keyLine).join('\n') : 'no keys');
+    });
+  keys
+    .command('show <id>')
+    .description('show one key: tier, scopes, state, expiry and last use (never its secret)')
+    .addOption(json())
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const record = await withKeys(config(), (s) => s.get(id));
+      print(opts.json ? JSON.stringify(record) : keyDetails(record));
+    });
+  keys
+    .command('revoke <id>')
+    .description('revoke a key; every server refuses it within 5 seconds')
+    .addOption(json())
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const record = await withKeys(config(), (s) => s.revoke(id));
+      print(opts.json ? JSON.stringify(record) : `revoked ${record.id} (…${record.last4})`);
+    });
+  keys
+    .command('rotate <id>')
+    .description(
+      'issue a new key with the same name, tier and scopes; the old one works for the grace period',
+    )
+    .option(
+      '--grace <duration>',
+      'how long the old key keeps working: 30s, 15m, 24h, 7d (at most 30d)',
+      DEFAULT_GRACE,
+    )
+    .addOption(json())
+    .action(async (id: string, opts: { grace: string; json?: boolean }) => {
+      const graceMs = parseGrace(opts.grace);
+      const { key, record, previous } = await withKeys(config(), (s) => s.rotate(id, graceMs));
+      print(
+        opts.json
+          ? JSON.stringify({ ...record, key, previous })
+          : `${key}\n\nid ${record.id}, tier ${record.tier}. Store the key now: it is not shown again.\n` +
+              `The old key ${previous.id} (…${previous.last4}) stops working at ${iso(previous.expiresAt)}.`,
+      );
+    });
+  keys
+    .command('set-tier <id> <tier>')
+    .description('move a key to another tier; servers apply it within seconds')
+    .addOption(json())
+    .action(async (id: string, tier: string, opts: { json?: boolean }) => {
+      const record = await withKeys(config(), (s) => s.setTier(id, tier));
+      print(
+        opts.json ? JSON.stringify(record) : `${record.id} (…${record.last4}) is now in tier ${record.tier}`,
+      );
+    });
+}

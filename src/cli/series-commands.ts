@@ -1,0 +1,72 @@
+/**
+ * `pricepoint series ...`: the series catalogue from the command line, through the same series
+ * service as `PUT /api/v1/series/{symbol}`, so the CLI accepts exactly what the API accepts.
+ */
+import { type Command, Option } from 'commander';
+import type { Config } from '../config/config.js';
+import { openStores } from '../server/serve.js';
+import {
+  createSeriesService,
+  type SeriesInput,
+  type SeriesService,
+  type SeriesView,
+} from '../services/series-service.js';
+
+export interface SeriesCommandsDeps {
+  readonly print: (text: string) => void;
+  readonly config: () => Config;
+}
+
+/** Opens the stores for one command and closes them after it. */
+async function withSeries<T>(config: Config, run: (series: SeriesService) => Promise<T>): Promise<T> {
+  const stores = await openStores(config);
+  try {
+    return await run(createSeriesService({ prices: stores.prices }));
+  } finally {
+    await stores.close();
+  }
+}
+
+function seriesLine(s: SeriesView): string {
+  const coverage = s.coverage === null ? 'no prices' : `${s.coverage.first}..${s.coverage.last}`;
+  return [s.symbol, s.name, s.kind, s.currency, s.unit, s.timezone, s.resolution, coverage].join('\t');
+}
+
+/** Adds `series list|upsert` to `program`. */
+export function registerSeriesCommands(program: Command, { print, config }: SeriesCommandsDeps): void {
+  const json = () => new Option('--json', 'print machine-readable JSON');
+  const series = program.command('series').description('list, create and update price series');
+
+  series
+    .command('list')
+    .description('list series with their coverage (first and last local date with prices)')
+    .addOption(json())
+    .action(async (opts: { json?: boolean }) => {
+      const list = await withSeries(config(), (s) => s.list());
+      if (opts.json) return print(JSON.stringify(list));
+      print(
+        list.length
+          ? [
+              'symbol\tname\tkind\tcurrency\tunit\ttimezone\tresolution\tcoverage',
+              ...list.map(seriesLine),
+            ].join('\n')
+          : 'no series',
+      );
+    });
+
+  series
+    .command('upsert <symbol>')
+    .description('create a series (every option needed) or update one (omitted options keep their values)')
+    .option('--name <name>', 'human name, 1 to 200 characters')
+    .option('--kind <kind>', 'lower-case category: electricity, fx, crypto, ...')
+    .option('--currency <code>', 'ISO 4217 code (EUR) or crypto code (BTC)')
+    .option('--unit <unit>', 'what one price buys: MWh, share, ...')
+    .option('--timezone <zone>', 'IANA zone of the market day, e.g. Europe/Oslo')
+    .option('--resolution <duration>', 'PT15M, PT30M, PT1H or P1D')
+    .addOption(json())
+    .action(async (symbol: string, opts: SeriesInput & { json?: boolean }) => {
+      const { json: asJson, ...fields } = opts;
+      const { outcome, series: saved } = await withSeries(config(), (s) => s.upsert(symbol, fields));
+      print(asJson ? JSON.stringify({ outcome, series: saved }) : `${outcome} ${seriesLine(saved)}`);
+    });
+}

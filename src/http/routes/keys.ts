@@ -1,0 +1,197 @@
+/**
+ * The admin API for keys (DESIGN sections 2 and 3), for keys with the `admin` scope. Thin: schema,
+ * the key service (the same one the CLI uses), and a view with RFC 3339 times. A new key is in the
+ * answer of create and rotate, once; no other answer carries a key or a hash: the response schemas
+ * below serialise only the fields they name.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../domain/errors/api-error.js';
+import { parseTimestamp } from '../../domain/time/timestamp.js';
+import { type KeyService, type KeyView, MAX_GRACE_MS } from '../../services/key-service.js';
+import { SCOPES, type Scope } from '../../stores/types.js';
+import type { KeyGuard } from '../key-guard.js';
+
+const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339 timestamp, UTC.' });
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+// A plain `enum` (not a union of literals) so a wrong value is reported as "must be one of ...".
+const ScopeSchema = Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES] });
+
+export const KeyViewSchema = Type.Object({
+  id: Type.String(),
+  last4: Type.String({ description: 'The last four characters of the key, for recognising it.' }),
+  name: Type.String(),
+  tier: Type.String(),
+  scopes: Type.Array(ScopeSchema),
+  createdAt: Timestamp,
+  expiresAt: Nullable(Timestamp),
+  revokedAt: Nullable(Timestamp),
+  lastUsedAt: Nullable(
+    Type.String({ format: 'date-time', description: 'Written in batches every few seconds.' }),
+  ),
+});
+type HttpKeyView = Static<typeof KeyViewSchema>;
+
+const CreatedSchema = Type.Composite([
+  KeyViewSchema,
+  Type.Object({ key: Type.String({ description: 'The key itself: shown in this answer only.' }) }),
+]);
+const RotatedSchema = Type.Composite([
+  CreatedSchema,
+  Type.Object({ previous: KeyViewSchema }, { description: 'The old key, with its new expiry.' }),
+]);
+
+const CreateBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    tier: Type.String({ minLength: 1, maxLength: 100 }),
+    scopes: Type.Optional(Type.Array(ScopeSchema, { minItems: 1, maxItems: SCOPES.length })),
+    expiresAt: Type.Optional(Nullable(Type.String({ maxLength: 40, description: 'RFC 3339 timestamp.' }))),
+  },
+  { additionalProperties: false },
+);
+const RotateBody = Type.Object(
+  {
+    graceSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_GRACE_MS / 1000,
+        description: 'How long the old key keeps working; 86400 (24 h) by default.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
+// No query parameters: an unknown one is a 400 like everywhere else.
+const NoQuery = Type.Object({}, { additionalProperties: false });
+
+/** The grace period of a rotation when the request names none. */
+export const DEFAULT_GRACE_SECONDS = 86_400;
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function httpKeyView(view: KeyView): HttpKeyView {
+  return {
+    id: view.id,
+    last4: view.last4,
+    name: view.name,
+    tier: view.tier,
+    scopes: [...view.scopes],
+    createdAt: new Date(view.createdAt).toISOString(),
+    expiresAt: iso(view.expiresAt),
+    revokedAt: iso(view.revokedAt),
+    lastUsedAt: iso(view.lastUsedAt),
+  };
+}
+
+export interface KeyRoutesDeps {
+  readonly keys: KeyService;
+  readonly keyGuard: KeyGuard;
+  readonly clock: () => number;
+  /** Called after a key changed, so this instance stops answering from its key cache at once. */
+  readonly changed: () => void;
+}
+
+export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const admin = deps.keyGuard({ scope: 'admin' });
+
+  api.post(
+    '/api/v1/keys',
+    {
+      onRequest: admin,
+      schema: { querystring: NoQuery, body: CreateBody, response: { 201: CreatedSchema } },
+    },
+    async (request, reply) => {
+      const { expiresAt, ...spec } = request.body;
+      let expiry: number | null = null;
+      if (expiresAt != null) {
+        const parsed = parseTimestamp(expiresAt);
+        if (parsed === undefined || parsed <= deps.clock()) {
+          throw new ApiError(
+            'invalid_parameter',
+            parsed === undefined
+              ? 'The field "expiresAt" must be an RFC 3339 timestamp such as 2030-01-01T00:00:00Z.'
+              : 'The field "expiresAt" must lie in the future.',
+            { extra: { parameter: 'expiresAt' } },
+          );
+        }
+        expiry = parsed;
+      }
+      // The schema checked every scope; its static type is lost through the plain `enum`.
+      const scopes = spec.scopes as Scope[] | undefined;
+      const { key, record } = await deps.keys.create({ ...spec, scopes, expiresAt: expiry });
+      return reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send({ ...httpKeyView(record), key });
+    },
+  );
+
+  api.get(
+    '/api/v1/keys',
+    { onRequest: admin, schema: { querystring: NoQuery, response: { 200: Type.Array(KeyViewSchema) } } },
+    async (_request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return (await deps.keys.list()).map(httpKeyView);
+    },
+  );
+
+  api.get(
+    '/api/v1/keys/:id',
+    {
+      onRequest: admin,
+      schema: { params: IdParams, querystring: NoQuery, response: { 200: KeyViewSchema } },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return httpKeyView(await deps.keys.get(request.params.id));
+    },
+  );
+
+  api.delete(
+    '/api/v1/keys/:id',
+    {
+      onRequest: admin,
+      schema: { params: IdParams, querystring: NoQuery, response: { 200: KeyViewSchema } },
+    },
+    async (request, reply) => {
+      const revoked = await deps.keys.revoke(request.params.id);
+      deps.changed();
+      reply.header('cache-control', 'no-store');
+      return httpKeyView(revoked);
+    },
+  );
+
+  api.post(
+    '/api/v1/keys/:id/rotate',
+    {
+      onRequest: admin,
+      // No body at all means "the defaults", like an empty object.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        params: IdParams,
+        querystring: NoQuery,
+        body: RotateBody,
+        response: { 201: RotatedSchema },
+      },
+    },
+    async (request, reply) => {
+      const graceSeconds = request.body.graceSeconds ?? DEFAULT_GRACE_SECONDS;
+      const rotation = await deps.keys.rotate(request.params.id, graceSeconds * 1000);
+      deps.changed();
+      return reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send({
+          ...httpKeyView(rotation.record),
+          key: rotation.key,
+          previous: httpKeyView(rotation.previous),
+        });
+    },
+  );
+}
