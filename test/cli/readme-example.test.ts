@@ -1,0 +1,75 @@
+/**
+ * The README's "A worked example" is run as written (only its data folder and port are swapped
+ * for a temporary folder and a free port), so the example a newcomer pastes keeps working.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+
+const root = join(import.meta.dirname, '..', '..');
+
+function exampleScript(): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.split('### A worked example')[1] ?? '';
+  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+  assert.ok(block, 'README has a worked example in a sh block');
+  return block;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'pricepoint-readme-'));
+after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+test('the README worked example runs as written: series, import, key, call, rotate, revoke', async () => {
+  const port = await freePort();
+  const script = exampleScript().replaceAll('.pricepoint/example', dataDir).replaceAll('8444', String(port));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('PRICEPOINT_')),
+  );
+  // Its own process group, so the server it starts in the background is stopped even if it fails.
+  const child = spawn('bash', ['-e', '-c', script], { cwd: root, env, detached: true });
+  let output = '';
+  child.stdout.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr.on('data', (chunk) => {
+    output += chunk;
+  });
+  const timer = setTimeout(() => process.kill(-(child.pid ?? 0), 'SIGKILL'), 90_000);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearTimeout(timer);
+  // The server drains and exits after `kill %1`; give it a few seconds, then stop what is left.
+  let serverLeft = true;
+  for (let i = 0; i < 50 && serverLeft; i++) {
+    try {
+      process.kill(-(child.pid ?? 0), 0);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } catch {
+      serverLeft = false; // the group is empty: the example stopped its server itself
+    }
+  }
+  if (serverLeft) process.kill(-(child.pid ?? 0), 'SIGKILL');
+  assert.equal(code, 0, output);
+  assert.equal(serverLeft, false, 'the example stops the server it started');
+  assert.match(output, /imported 4 points of SPOT/, output);
+  const today = /\{"generatedAt".*?\]\}\]\}/.exec(output)?.[0];
+  assert.ok(today, `the first call answered prices: ${output}`);
+  const prices = (JSON.parse(today) as { series: { symbol: string; prices: { price: number }[] }[] }).series;
+  assert.deepEqual(
+    prices[0]?.prices.map((p) => p.price),
+    [400.25, 401.25, 402.25, 403.25],
+  );
+  assert.match(output, /"tier":"free"/, 'the rotated key reads its usage');
+  assert.match(output, /revoked key_\w+/, output);
+});
