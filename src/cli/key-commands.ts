@@ -12,7 +12,6 @@ import { createKeyService, type KeyService, type KeyView } from '../services/key
 import { SCOPES, type Scope } from '../stores/types.js';
 
 /** How long a rotated key keeps working when `--grace` is not given. */
-export const DEFAULT_GRACE = '24h';
 
 export interface KeyCommandsDeps {
   readonly print: (text: string) => void;
@@ -154,12 +153,11 @@ export function registerKeyCommands(program: Command, { print, config }: KeyComm
     )
     .option(
       '--grace <duration>',
-      'how long the old key keeps working: 30s, 15m, 24h, 7d (at most 30d)',
-      DEFAULT_GRACE,
+      'how long the old key keeps working: 30s, 15m, 24h (default), 7d; at most 30d',
     )
     .addOption(json())
-    .action(async (id: string, opts: { grace: string; json?: boolean }) => {
-      const graceMs = parseGrace(opts.grace);
+    .action(async (id: string, opts: { grace?: string; json?: boolean }) => {
+      const graceMs = opts.grace === undefined ? undefined : parseGrace(opts.grace);
       const { key, record, previous } = await withKeys(config(), (s) => s.rotate(id, graceMs));
       print(
         opts.json

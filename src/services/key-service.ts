@@ -30,6 +30,9 @@ export interface Rotation {
   readonly previous: KeyView;
 }
 
+/** How long a rotated key keeps working when the caller names no grace period. */
+export const DEFAULT_ROTATION_GRACE_MS = 86_400_000;
+
 /** The longest grace period a rotated key may keep working: long enough for any planned roll-out. */
 export const MAX_GRACE_MS = 30 * 86_400_000;
 
@@ -119,7 +122,7 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
      * for `graceMs` more (or until its own, earlier expiry). The new key is in the answer, once.
      * A revoked or expired key is not rotated: its replacement would be born dead or resurrect it.
      */
-    async rotate(id: string, graceMs: number): Promise<Rotation> {
+    async rotate(id: string, graceMs: number = DEFAULT_ROTATION_GRACE_MS): Promise<Rotation> {
       if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS) {
         throw new ApiError('invalid_parameter', `grace must be 0 to ${MAX_GRACE_MS / 86_400_000} days`, {
           extra: { parameter: 'grace' },

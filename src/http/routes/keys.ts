@@ -67,9 +67,6 @@ const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) }, { addition
 // No query parameters: an unknown one is a 400 like everywhere else.
 const NoQuery = Type.Object({}, { additionalProperties: false });
 
-/** The grace period of a rotation when the request names none. */
-export const DEFAULT_GRACE_SECONDS = 86_400;
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function httpKeyView(view: KeyView): HttpKeyView {
@@ -181,8 +178,11 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
       },
     },
     async (request, reply) => {
-      const graceSeconds = request.body.graceSeconds ?? DEFAULT_GRACE_SECONDS;
-      const rotation = await deps.keys.rotate(request.params.id, graceSeconds * 1000);
+      const { graceSeconds } = request.body;
+      const rotation = await deps.keys.rotate(
+        request.params.id,
+        graceSeconds === undefined ? undefined : graceSeconds * 1000,
+      );
       deps.changed();
       return reply
         .code(201)

@@ -8,13 +8,13 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
+import { normaliseSymbol } from '../../domain/series/series-rules.js';
 import { type ImportFormat, readRows } from '../../services/import-formats.js';
 import type { ImportService } from '../../services/import-service.js';
 import type { PriceStore } from '../../stores/types.js';
 import type { KeyGuard } from '../key-guard.js';
 
 export const PRICE_BODY_LIMIT = 16 * 1024 * 1024;
-const SYMBOL = /^[A-Z0-9][A-Z0-9._-]{0,31}$/;
 
 function tooLarge(): ApiError {
   return new ApiError(
@@ -67,7 +67,7 @@ export function priceWriteRoutes(
         const format = formatOf(request.headers['content-type']);
         if (Number(request.headers['content-length'] ?? 0) > PRICE_BODY_LIMIT) throw tooLarge();
         const symbol = request.params.symbol.toUpperCase();
-        const series = SYMBOL.test(symbol) ? await deps.prices.getSeries(symbol) : undefined;
+        const series = normaliseSymbol(symbol) ? await deps.prices.getSeries(symbol) : undefined;
         if (series === undefined) {
           throw new ApiError('unknown_series', `Unknown series: ${symbol}.`, {
             extra: { symbols: [symbol] },

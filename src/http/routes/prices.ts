@@ -4,12 +4,12 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
 import { ApiError } from '../../domain/errors/api-error.js';
+import { normaliseSymbol } from '../../domain/series/series-rules.js';
 import { canonicalTimeZone } from '../../domain/time/zone.js';
 import type { DayAnswer, DayQuery, PriceService } from '../../services/price-service.js';
 import type { KeyGuard } from '../key-guard.js';
 import { renderDayCsv, renderDayJson } from '../render/day-answer.js';
 
-const SYMBOL = /^[A-Z0-9][A-Z0-9._-]{0,31}$/;
 const MAX_SYMBOLS = 100;
 
 export const DayQuerySchema = Type.Object(
@@ -30,7 +30,7 @@ export function dayQuery(raw: { symbols?: string; tz?: string }): DayQuery {
   let symbols: string[] | undefined;
   if (raw.symbols !== undefined) {
     symbols = [...new Set(raw.symbols.split(',').map((s) => s.trim().toUpperCase()))];
-    const bad = symbols.find((s) => !SYMBOL.test(s));
+    const bad = symbols.find((s) => normaliseSymbol(s) === undefined);
     if (bad !== undefined || symbols.length > MAX_SYMBOLS) {
       throw new ApiError(
         'invalid_parameter',

@@ -21,19 +21,10 @@ function toSeries(row: Omit<SeriesTable, 'id' | 'updated_at'>): Series {
 const SERIES_COLUMNS = ['symbol', 'name', 'kind', 'currency', 'unit', 'timezone', 'resolution'] as const;
 
 export class SqlitePriceStore implements PriceStore {
-  private readonly insertPrice: SQLite.Statement<[number, number, string]>;
-  private readonly seriesId: SQLite.Statement<[string], { id: number }>;
-
   constructor(
     private readonly db: Kysely<Database>,
     private readonly raw: SQLite.Database,
-  ) {
-    this.insertPrice = raw.prepare(
-      'INSERT INTO prices (series_id, start_ms, price) VALUES (?, ?, ?) ' +
-        'ON CONFLICT (series_id, start_ms) DO UPDATE SET price = excluded.price',
-    );
-    this.seriesId = raw.prepare('SELECT id FROM series WHERE symbol = ?');
-  }
+  ) {}
 
   async listSeries(): Promise<Series[]> {
     const rows = await this.db.selectFrom('series').select(SERIES_COLUMNS).orderBy('symbol').execute();
@@ -71,13 +62,10 @@ export class SqlitePriceStore implements PriceStore {
   }
 
   async upsertPrices(symbol: string, points: readonly StoredPrice[]): Promise<number> {
-    const row = this.seriesId.get(symbol);
-    if (row === undefined) throw new Error(`no series ${symbol}`);
-    // better-sqlite3 transactions are synchronous: all points are written or none.
-    const write = this.raw.transaction((id: number, batch: readonly StoredPrice[]) => {
-      for (const point of batch) this.insertPrice.run(id, point.start, point.price);
-    });
-    write(row.id, points);
+    // The same all-or-nothing write an import does, in one synchronous transaction.
+    const session = openSqliteWriteSession(this.raw, true);
+    await session.write(points.map((p) => ({ symbol, start: p.start, price: p.price })));
+    await session.commit();
     return points.length;
   }
 
