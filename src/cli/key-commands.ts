@@ -77,11 +77,19 @@ function keyDetails(k: KeyView): string {
   return fields.map(([name, value]) => `${name.padEnd(10)}${value}`).join('\n');
 }
 
-/** Opens the stores for one command, runs it against the key service and closes them. */
-async function withKeys<T>(config: Config, run: (keys: KeyService) => Promise<T>): Promise<T> {
+/**
+ * Opens the stores for one command, runs it against the key service and closes them. `changed`
+ * names a key the command changed: running servers are told through the notice bus (Redis when
+ * scaled out), so they drop it from their key caches at once instead of after the cache time.
+ */
+async function withKeys<T>(
+  config: Config,
+  run: (keys: KeyService) => Promise<T>,
+  changed?: string,
+): Promise<T> {
   const stores = await openStores(config);
   try {
-    return await run(
+    const result = await run(
       createKeyService({
         keys: stores.keys,
         tiers: config.tiers,
@@ -89,6 +97,11 @@ async function withKeys<T>(config: Config, run: (keys: KeyService) => Promise<T>
         clock: Date.now,
       }),
     );
+    if (changed !== undefined) {
+      // Best effort: without the notice, servers still re-check the key within their 2 s cache time.
+      await stores.notices.publish({ kind: 'keys', keyIds: [changed] }).catch(() => {});
+    }
+    return result;
   } finally {
     await stores.close();
   }
@@ -143,7 +156,7 @@ export function registerKeyCommands(program: Command, { print, config }: KeyComm
     .description('revoke a key; every server refuses it within 5 seconds')
     .addOption(json())
     .action(async (id: string, opts: { json?: boolean }) => {
-      const record = await withKeys(config(), (s) => s.revoke(id));
+      const record = await withKeys(config(), (s) => s.revoke(id), id);
       print(opts.json ? JSON.stringify(record) : `revoked ${record.id} (…${record.last4})`);
     });
   keys
@@ -158,7 +171,7 @@ export function registerKeyCommands(program: Command, { print, config }: KeyComm
     .addOption(json())
     .action(async (id: string, opts: { grace?: string; json?: boolean }) => {
       const graceMs = opts.grace === undefined ? undefined : parseGrace(opts.grace);
-      const { key, record, previous } = await withKeys(config(), (s) => s.rotate(id, graceMs));
+      const { key, record, previous } = await withKeys(config(), (s) => s.rotate(id, graceMs), id);
       print(
         opts.json
           ? JSON.stringify({ ...record, key, previous })
@@ -171,7 +184,7 @@ export function registerKeyCommands(program: Command, { print, config }: KeyComm
     .description('move a key to another tier; servers apply it within seconds')
     .addOption(json())
     .action(async (id: string, tier: string, opts: { json?: boolean }) => {
-      const record = await withKeys(config(), (s) => s.setTier(id, tier));
+      const record = await withKeys(config(), (s) => s.setTier(id, tier), id);
       print(
         opts.json ? JSON.stringify(record) : `${record.id} (…${record.last4}) is now in tier ${record.tier}`,
       );

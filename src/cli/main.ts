@@ -8,6 +8,7 @@ import { DEV_SERIES, loadDevData } from '../dev-data/dev-data.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import { banner, closeOnSignals, dataDirError, openStores, startServer } from '../server/serve.js';
 import { createKeyService } from '../services/key-service.js';
+import { migrate as migratePostgresUrl } from '../stores/postgres/index.js';
 import { migrateSqlite, openSqlite } from '../stores/sqlite/database.js';
 import { registerImportCommand } from './import-command.js';
 import { registerKeyCommands } from './key-commands.js';
@@ -63,14 +64,7 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
     .addOption(json())
     .action(async (opts: { json?: boolean }) => {
       const cfg = config();
-      let db: ReturnType<typeof openSqlite>['db'];
-      try {
-        db = openSqlite(cfg.databasePath).db;
-      } catch (error) {
-        throw dataDirError(error, cfg);
-      }
-      try {
-        const applied = await migrateSqlite(db);
+      const report = (applied: string[]) =>
         print(
           opts.json
             ? JSON.stringify({ applied })
@@ -78,6 +72,18 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
               ? `applied ${applied.join(', ')}`
               : 'schema is up to date',
         );
+      if (cfg.databaseUrl) {
+        report(await migratePostgresUrl(cfg.databaseUrl));
+        return;
+      }
+      let db: ReturnType<typeof openSqlite>['db'];
+      try {
+        db = openSqlite(cfg.databasePath).db;
+      } catch (error) {
+        throw dataDirError(error, cfg);
+      }
+      try {
+        report(await migrateSqlite(db));
       } finally {
         await db.destroy();
       }

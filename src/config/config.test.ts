@@ -50,7 +50,50 @@ describe('loadConfig defaults', () => {
       authFailuresPerMinute: 20,
       keyCacheMs: 2000,
       shutdownGraceMs: 10_000,
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      redisPrefix: 'pricepoint',
+      redisFallback: 'local',
+      readCacheMs: 3_600_000,
     });
+  });
+
+  test('scale-out settings: PostgreSQL and Redis URLs, the Redis prefix and fallback policy', () => {
+    const config = loadConfig({
+      PRICEPOINT_DATABASE_URL: 'postgres://pricepoint:secret@db.internal:5432/prices',
+      PRICEPOINT_REDIS_URL: 'redis://cache.internal:6379/2',
+      PRICEPOINT_REDIS_PREFIX: 'pp-eu',
+      PRICEPOINT_REDIS_FALLBACK: 'closed',
+    });
+    assert.equal(config.databaseUrl, 'postgres://pricepoint:secret@db.internal:5432/prices');
+    assert.equal(config.redisUrl, 'redis://cache.internal:6379/2');
+    assert.equal(config.redisPrefix, 'pp-eu');
+    assert.equal(config.redisFallback, 'closed');
+    assert.equal(config.readCacheMs, 5_000, 'days read from PostgreSQL are reused for 5 s');
+  });
+
+  test('a bad scale-out setting names it and never repeats a URL that may hold a password', () => {
+    const refused = (env: Record<string, string>, pattern: RegExp) => {
+      assert.throws(
+        () => loadConfig(env),
+        (error: Error) => {
+          assert.match(error.message, pattern);
+          assert.ok(!error.message.includes('secret'), `the password stays out: ${error.message}`);
+          return true;
+        },
+      );
+    };
+    refused(
+      { PRICEPOINT_DATABASE_URL: 'mysql://u:secret@h/db' },
+      /^PRICEPOINT_DATABASE_URL: must start with postgres/,
+    );
+    refused({ PRICEPOINT_DATABASE_URL: 'not a url secret' }, /^PRICEPOINT_DATABASE_URL: not a URL/);
+    refused({ PRICEPOINT_REDIS_URL: 'http://u:secret@h' }, /^PRICEPOINT_REDIS_URL: must start with redis/);
+    refused(
+      { PRICEPOINT_REDIS_FALLBACK: 'maybe' },
+      /^PRICEPOINT_REDIS_FALLBACK: must be one of local, open, closed/,
+    );
+    refused({ PRICEPOINT_REDIS_PREFIX: 'has space' }, /^PRICEPOINT_REDIS_PREFIX/);
   });
 
   test('a verified key is cached for less than the 5 s within which a revocation must be seen', () => {

@@ -15,6 +15,10 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** What rate limiting does while Redis is unreachable (DESIGN section 7). */
+export const REDIS_FALLBACKS = ['local', 'open', 'closed'] as const;
+export type RedisFallback = (typeof REDIS_FALLBACKS)[number];
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -42,6 +46,8 @@ const FileSchema = Type.Object(
     host: Type.Optional(Type.String({ minLength: 1 })),
     port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
     dataDir: Type.Optional(Type.String({ minLength: 1 })),
+    redisPrefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9:._-]{1,32}$' })),
+    redisFallback: Type.Optional(Type.Union(REDIS_FALLBACKS.map((f) => Type.Literal(f)))),
     logLevel: Type.Optional(Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)))),
     tlsCert: Type.Optional(Type.String({ minLength: 1 })),
     tlsKey: Type.Optional(Type.String({ minLength: 1 })),
@@ -85,6 +91,20 @@ export interface Config {
   readonly keyCacheMs: number;
   /** How long SIGTERM waits for requests in flight. */
   readonly shutdownGraceMs: number;
+  /** PostgreSQL for keys and prices instead of SQLite (DESIGN section 7); the URL holds credentials, never log it. */
+  readonly databaseUrl: string | undefined;
+  /** Redis for rate-limit counters and notices between instances. */
+  readonly redisUrl: string | undefined;
+  /** Prefix of every Redis key and channel, so several deployments can share one Redis. */
+  readonly redisPrefix: string;
+  /** What rate limiting does while Redis is unreachable. */
+  readonly redisFallback: RedisFallback;
+  /**
+   * How long days and the series list read from the database are reused (0: never). SQLite tells
+   * of every change, also by other processes (its change token), so there they live until one;
+   * on PostgreSQL change notices drop them, and 5 s bound what a lost notice can delay.
+   */
+  readonly readCacheMs: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -104,7 +124,27 @@ export const ENV_SETTINGS = [
   'PRICEPOINT_KEY_SECRET',
   'PRICEPOINT_AUTH_FAILURES_PER_MINUTE',
   'PRICEPOINT_SHUTDOWN_GRACE_SECONDS',
+  'PRICEPOINT_DATABASE_URL',
+  'PRICEPOINT_REDIS_URL',
+  'PRICEPOINT_REDIS_PREFIX',
+  'PRICEPOINT_REDIS_FALLBACK',
 ] as const;
+
+/** A connection URL with one of `schemes`; the message never repeats the URL (it may hold a password). */
+function urlSetting(env: Env, name: string, schemes: readonly string[]): string | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(value).protocol.slice(0, -1);
+  } catch {
+    throw new ConfigError(`${name}: not a URL (expected ${schemes.map((s) => `${s}://...`).join(' or ')})`);
+  }
+  if (!schemes.includes(protocol)) {
+    throw new ConfigError(`${name}: must start with ${schemes.map((s) => `${s}://`).join(' or ')}`);
+  }
+  return value;
+}
 
 function readFile(path: string): FileSettings {
   let text: string;
@@ -240,6 +280,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError('PRICEPOINT_KEY_SECRET: must be at least 16 characters');
   }
 
+  const redisFallback = env.PRICEPOINT_REDIS_FALLBACK || file.redisFallback || 'local';
+  if (!(REDIS_FALLBACKS as readonly string[]).includes(redisFallback)) {
+    throw new ConfigError(
+      `PRICEPOINT_REDIS_FALLBACK: must be one of ${REDIS_FALLBACKS.join(', ')}, got "${redisFallback}"`,
+    );
+  }
+  const redisPrefix = env.PRICEPOINT_REDIS_PREFIX || file.redisPrefix || 'pricepoint';
+  if (!/^[A-Za-z0-9:._-]{1,32}$/.test(redisPrefix)) {
+    throw new ConfigError('PRICEPOINT_REDIS_PREFIX: 1 to 32 letters, digits or : . _ -');
+  }
+
   const config: Config = {
     dataDir,
     databasePath: resolve(dataDir, 'pricepoint.db'),
@@ -254,6 +305,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     authFailuresPerMinute: integerSetting(env, 'PRICEPOINT_AUTH_FAILURES_PER_MINUTE', 1, 1_000_000) ?? 20,
     keyCacheMs: 2000,
     shutdownGraceMs: (integerSetting(env, 'PRICEPOINT_SHUTDOWN_GRACE_SECONDS', 1, 3600) ?? 10) * 1000,
+    databaseUrl: urlSetting(env, 'PRICEPOINT_DATABASE_URL', ['postgres', 'postgresql']),
+    redisUrl: urlSetting(env, 'PRICEPOINT_REDIS_URL', ['redis', 'rediss']),
+    redisPrefix,
+    redisFallback: redisFallback as RedisFallback,
+    readCacheMs: env.PRICEPOINT_DATABASE_URL ? 5_000 : 3_600_000,
     ...overrides,
   };
   if (!isAbsolute(config.databasePath) && config.databasePath !== ':memory:') {

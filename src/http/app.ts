@@ -3,6 +3,7 @@
  * every route, registered here by name so a reader finds each one by grep.
  */
 import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from '../config/config.js';
@@ -14,13 +15,18 @@ import { createKeyService } from '../services/key-service.js';
 import { createPriceService } from '../services/price-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
 import { createSeriesService } from '../services/series-service.js';
+import { guardStores } from '../stores/guard.js';
 import type { Stores } from '../stores/types.js';
+import { registerDocs } from './docs.js';
 import { createKeyGuard } from './key-guard.js';
+import { createMetrics, type Metrics } from './metrics.js';
 import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { priceWriteRoutes } from './routes/price-writes.js';
 import { priceRoutes } from './routes/prices.js';
+import { seriesRoutes } from './routes/series.js';
 import { seriesAdminRoutes } from './routes/series-admin.js';
 import { usageRoutes } from './routes/usage.js';
 
@@ -32,10 +38,13 @@ export interface AppDeps {
   readonly logStream?: DestinationStream;
   /** TLS key and certificate; without them the app speaks plain HTTP (tests with `inject`, or behind a proxy). */
   readonly https?: { readonly key: string | Buffer; readonly cert: string | Buffer };
+  /** Created by the caller when the stores report into it too (store errors, fallbacks). */
+  readonly metrics?: Metrics;
 }
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? Date.now;
+  const metrics = deps.metrics ?? createMetrics();
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -71,10 +80,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
 
+  const stores = guardStores(deps.stores, (store, error) => {
+    metrics.storeErrors.inc({ store });
+    app.log.error({ err: error, store }, 'a store operation failed');
+  });
   const services = {
     auth: createAuthenticator({
-      keys: deps.stores.keys,
-      rateLimits: deps.stores.rateLimits,
+      keys: stores.keys,
+      rateLimits: stores.rateLimits,
       clock,
       keySecret: config.keySecret,
       cacheMs: config.keyCacheMs,
@@ -83,20 +96,51 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       onFlushError: (error) => app.log.error({ err: error }, 'writing last-used times failed'),
     }),
     keys: createKeyService({
-      keys: deps.stores.keys,
+      keys: stores.keys,
       tiers: config.tiers,
       keySecret: config.keySecret,
       clock,
     }),
-    limiter: createRateLimiter({ store: deps.stores.rateLimits, tiers: config.tiers, clock }),
-    prices: createPriceService({ prices: deps.stores.prices, clock }),
+    limiter: createRateLimiter({ store: stores.rateLimits, tiers: config.tiers, clock }),
+    prices: createPriceService({
+      prices: stores.prices,
+      clock,
+      cache: { freshMs: config.readCacheMs, staleMs: 15 * 60_000, now: () => performance.now() },
+    }),
   };
   const keyGuard = createKeyGuard(services.auth, services.limiter);
 
   app.decorateRequest('caller', null);
   app.decorateRequest('limitHeaders', null);
+  app.decorateRequest('problemCode', null);
   registerProblemHandling(app);
+  await registerDocs(app);
+  // CORS (DESIGN section 2): keys travel in headers, never in cookies, so any origin may read; the
+  // preflight allows the key headers, and clients may read the rate-limit and cache headers.
+  await app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
+    allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'if-none-match', 'accept'],
+    exposedHeaders: [
+      'etag',
+      'ratelimit',
+      'ratelimit-policy',
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'retry-after',
+      'x-request-id',
+      'www-authenticate',
+    ],
+    maxAge: 7200,
+    // Any OPTIONS request is answered as a preflight, never with a plain-text 400.
+    strictPreflight: false,
+  });
 
+  stores.notices.subscribe((notice) => {
+    if (notice.kind === 'keys') services.auth.forget();
+    else services.prices.forget(notice.symbols);
+  });
   // Last-used times still in memory are written before the stores close (they close after the app).
   app.addHook('onClose', () => services.auth.close());
   let closing = false;
@@ -118,6 +162,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   // One structured line per request; the URL is masked and no header is logged.
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const tier = request.caller?.tier.name ?? 'none';
+    metrics.requests.inc({ route, method: request.method, status: reply.statusCode, tier });
+    metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
+    const code = request.problemCode;
+    if (code === 'rate_limited') metrics.rateLimited.inc({ tier });
+    else if (code !== null && (reply.statusCode === 401 || code === 'too_many_auth_failures')) {
+      metrics.authFailures.inc({ code });
+    }
     request.log.info(
       {
         method: request.method,
@@ -132,16 +185,33 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     );
   });
 
-  healthRoutes(app, { stores: deps.stores });
+  healthRoutes(app, { stores });
+  metricsRoutes(app, { metrics });
   priceRoutes(app, { prices: services.prices, keyGuard });
   priceWriteRoutes(app, {
-    prices: deps.stores.prices,
-    imports: createImportService({ prices: deps.stores.prices }),
+    prices: stores.prices,
+    imports: createImportService({ prices: stores.prices }),
     keyGuard,
   });
-  seriesAdminRoutes(app, { series: createSeriesService({ prices: deps.stores.prices }), keyGuard });
+  seriesRoutes(app, { prices: services.prices, keyGuard });
+  seriesAdminRoutes(app, { series: createSeriesService({ prices: stores.prices }), keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
-  keyRoutes(app, { keys: services.keys, keyGuard, clock, changed: () => services.auth.forget() });
+  keyRoutes(app, {
+    keys: services.keys,
+    keyGuard,
+    clock,
+    changed: (keyId) => {
+      // This instance forgets at once; the others when the notice reaches them (or their cache expires).
+      services.auth.forget();
+      stores.notices.publish({ kind: 'keys', keyIds: [keyId] }).catch((error: unknown) => {
+        metrics.storeErrors.inc({ store: 'notices' });
+        app.log.warn(
+          { err: error },
+          'publishing a key change failed; other instances see it when their key cache expires',
+        );
+      });
+    },
+  });
 
   return app;
 }

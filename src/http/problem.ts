@@ -9,6 +9,13 @@ import FindMyWay from 'find-my-way';
 import { ApiError, type ErrorCode, errorTitle, errorType } from '../domain/errors/api-error.js';
 import { maskKeys, maskKeysInUrl } from '../domain/keys/key-format.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The problem code answered, for metrics; `null` when the answer is no error. */
+    problemCode: ErrorCode | null;
+  }
+}
+
 /**
  * Sends `error` as problem+json. The whole body is masked, `extra` members included (they can echo
  * a parameter name), so a response never contains a key.
@@ -25,6 +32,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
     requestId: request.id,
     ...error.options.extra,
   };
+  request.problemCode = error.code;
   if (error.options.headers) reply.headers(error.options.headers);
   return reply
     .code(error.status)
@@ -121,6 +129,8 @@ export function registerProblemHandling(app: FastifyInstance): void {
   // Every route is also entered here, so that a path served under other methods answers 405 + Allow.
   const router = FindMyWay({ ignoreTrailingSlash: false });
   app.addHook('onRoute', (route) => {
+    // The CORS preflight route matches every path; it must not turn a 404 into a 405.
+    if (route.url === '*') return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       if (!router.hasRoute(method as never, route.url)) router.on(method as never, route.url, () => {});

@@ -8,7 +8,13 @@ import { type Config, ConfigError } from '../config/config.js';
 import { DEMO_API_KEY, DEV_SERIES, loadDevData, loadDevPrices } from '../dev-data/dev-data.js';
 import { localDate } from '../domain/time/days.js';
 import { buildApp } from '../http/app.js';
+import { createMetrics } from '../http/metrics.js';
 import { createKeyService } from '../services/key-service.js';
+import { announceChanges } from '../stores/announcing.js';
+import { MemoryNoticeBus } from '../stores/memory/notice-bus.js';
+import { MemoryRateLimitStore } from '../stores/memory/rate-limit-store.js';
+import { openPostgresStores } from '../stores/postgres/index.js';
+import { openRedis } from '../stores/redis/index.js';
 import { openEmbeddedStores } from '../stores/sqlite/index.js';
 import type { Stores } from '../stores/types.js';
 import { tlsMaterial } from './tls.js';
@@ -28,15 +34,62 @@ function devDates(now: number): string {
 }
 
 /**
- * The embedded stores of `config`'s data folder. A folder or database that cannot be opened is a
- * `ConfigError` naming the setting, so the operator sees which setting to fix.
+ * The stores `config` asks for (DESIGN sections 6 and 7): PostgreSQL when
+ * `PRICEPOINT_DATABASE_URL` is set, else SQLite in the data folder; Redis counters and notices
+ * when `PRICEPOINT_REDIS_URL` is set, else in-process ones. A folder or database that cannot be
+ * opened is a `ConfigError` naming the setting, so the operator sees which setting to fix.
  */
-export async function openStores(config: Config): Promise<Awaited<ReturnType<typeof openEmbeddedStores>>> {
+export async function openStores(config: Config, hooks: StoreHooks = {}): Promise<Stores> {
+  let data: Pick<Stores, 'prices' | 'keys' | 'close'>;
   try {
-    return await openEmbeddedStores(config.databasePath);
+    data = config.databaseUrl
+      ? await openPostgresStores(config.databaseUrl)
+      : await openEmbeddedStores(config.databasePath);
   } catch (error) {
-    throw dataDirError(error, config);
+    if (!config.databaseUrl) throw dataDirError(error, config);
+    // The URL may hold a password: the message never repeats it.
+    const reason = (error as Error).message.replaceAll(config.databaseUrl, '(the URL)');
+    throw new ConfigError(`PRICEPOINT_DATABASE_URL: cannot open the database: ${reason}`);
   }
+  if (!config.redisUrl) {
+    const notices = new MemoryNoticeBus();
+    return {
+      ...data,
+      prices: announceChanges(data.prices, notices),
+      rateLimits: new MemoryRateLimitStore(),
+      notices,
+    };
+  }
+  const redis = openRedis(config.redisUrl, {
+    prefix: `${config.redisPrefix}:`,
+    fallback: config.redisFallback,
+    ...(hooks.onFallback && { onFallback: hooks.onFallback }),
+    ...(hooks.onRedisError && { onError: hooks.onRedisError }),
+  });
+  // Start even when Redis is away: limits follow the fallback policy until it answers.
+  await Promise.race([redis.ready(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+  return {
+    prices: announceChanges(data.prices, redis.notices, hooks.onRedisError),
+    keys: data.keys,
+    rateLimits: redis.rateLimits,
+    notices: redis.notices,
+    shared: {
+      fallback: config.redisFallback,
+      degraded: () => redis.rateLimits.state() === 'degraded',
+      ping: () => redis.ping(),
+    },
+    async close() {
+      await Promise.all([data.close(), redis.close()]);
+    },
+  };
+}
+
+/** Reports from the stores for metrics and logs. */
+export interface StoreHooks {
+  /** A rate-limit decision taken without Redis, under `policy`. */
+  readonly onFallback?: (policy: 'local' | 'open' | 'closed', error: unknown) => void;
+  /** A Redis connection error (reported often while it is away). */
+  readonly onRedisError?: (error: unknown) => void;
 }
 
 /** File-system and SQLite open errors (ENOTDIR, EACCES, SQLITE_CANTOPEN, ...) as the setting behind them. */
@@ -67,7 +120,22 @@ function listenError(error: unknown, config: Config): unknown {
 }
 
 export async function startServer(config: Config): Promise<Running> {
-  const stores = await openStores(config);
+  const metrics = createMetrics();
+  let lastRedisLog = 0;
+  let app: FastifyInstance | undefined;
+  const stores = await openStores(config, {
+    onFallback: (policy) => metrics.fallbacks.inc({ policy }),
+    // ioredis reports every reconnect attempt; one line in ten seconds says enough.
+    onRedisError: (error) => {
+      metrics.storeErrors.inc({ store: 'redis' });
+      if (Date.now() - lastRedisLog < 10_000) return;
+      lastRedisLog = Date.now();
+      app?.log.error(
+        { err: error },
+        `Redis unreachable; rate limits follow the ${config.redisFallback} policy`,
+      );
+    },
+  });
   const timers: NodeJS.Timeout[] = [];
   if (config.devData) {
     const keys = createKeyService({
@@ -83,14 +151,14 @@ export async function startServer(config: Config): Promise<Running> {
       if (devDates(now) === dates) return;
       dates = devDates(now);
       loadDevPrices(stores.prices, now).catch((error) =>
-        app.log.error({ err: error }, 'extending dev data failed'),
+        app?.log.error({ err: error }, 'extending dev data failed'),
       );
     }, 60_000);
     extend.unref();
     timers.push(extend);
   }
   const tls = await tlsMaterial(config);
-  const app = await buildApp(config, { stores, ...(tls && { https: tls }) });
+  app = await buildApp(config, { stores, metrics, ...(tls && { https: tls }) });
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {

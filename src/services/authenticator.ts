@@ -44,6 +44,8 @@ export interface AuthenticatorDeps {
 const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="pricepoint"' };
 const HOW = 'Send it in the x-api-key header or as Authorization: Bearer <key>.';
 const CACHE_LIMIT = 100_000;
+/** How long a verified key stays usable past its cache time while the key store cannot be reached. */
+const STALE_MS = 15 * 60_000;
 /** Query parameter names that clients use for keys; any name or value that looks like a key counts too. */
 const KEY_PARAMS = new Set(['api_key', 'apikey', 'api-key', 'x-api-key', 'key', 'token', 'access_token']);
 const KEY_LOOKING = /pp_(live|test|demo)_/;
@@ -121,7 +123,15 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
   async function lookup(hash: string, now: number): Promise<KeyRecord | undefined> {
     const hit = cache.get(hash);
     if (hit !== undefined && hit.until > now) return hit.record;
-    const record = await deps.keys.findByHash(hash);
+    let record: KeyRecord | undefined;
+    try {
+      record = await deps.keys.findByHash(hash);
+    } catch (error) {
+      // The key store is away (DESIGN section 7): a key verified a little while ago keeps working,
+      // since nothing can revoke it while the store is down; an unknown key gets the store's error.
+      if (hit !== undefined && hit.until + STALE_MS > now) return hit.record;
+      throw error;
+    }
     if (record === undefined) {
       cache.delete(hash);
       return undefined;
@@ -163,8 +173,9 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
         lastUsed.set(record.id, now);
         return record;
       } catch (error) {
-        // A request without any key is a misconfigured client, not a guess: it is not counted.
-        if (error instanceof ApiError && error.code !== 'missing_api_key') {
+        // A request without any key is a misconfigured client, not a guess: it is not counted; nor
+        // is a lookup that failed because a store is away (503), which says nothing about the key.
+        if (error instanceof ApiError && error.status === 401 && error.code !== 'missing_api_key') {
           await deps.rateLimits.consume(subject, failureRule, now);
         }
         throw error;

@@ -1,6 +1,5 @@
 /**
- * The price service's tier rules that no endpoint can reach yet: `historyDays` (DESIGN section 4).
- * `/prices/today` never asks for a past day, so the service is called with day offsets directly,
+ * The price service's tier rules: `historyDays` (DESIGN section 4), called with day offsets directly
  * over a real in-memory SQLite store holding the development data (90 days back).
  */
 import assert from 'node:assert/strict';
@@ -37,14 +36,14 @@ describe('price service: history limits of a tier', () => {
   after(() => stores.close());
 
   test('a 31-day tier reads the day exactly 31 days back, with its prices', async () => {
-    const answer = await service.relativeDay(free, { symbols: ['NO1'] }, -31);
+    const answer = await service.day(free, { symbols: ['NO1'] }, { offset: -31 });
     assert.equal(answer.series[0]?.date, '2026-10-22');
     assert.equal(answer.series[0]?.prices.length, 96);
   });
 
   test('a 31-day tier is refused 32 and 40 days back with 403 outside_tier_history naming the limit', async () => {
     for (const offset of [-32, -40]) {
-      const error = await refusal(service.relativeDay(free, { symbols: ['NO1', 'EURUSD'] }, offset));
+      const error = await refusal(service.day(free, { symbols: ['NO1', 'EURUSD'] }, { offset }));
       assert.equal(error.code, 'outside_tier_history');
       assert.equal(error.status, 403);
       assert.match(error.detail, /Tier free reads at most 31 days back/);
@@ -54,21 +53,27 @@ describe('price service: history limits of a tier', () => {
   });
 
   test('without symbols, every readable series is checked against the history limit', async () => {
-    const error = await refusal(service.relativeDay(free, {}, -40));
+    const error = await refusal(service.day(free, {}, { offset: -40 }));
     assert.equal(error.code, 'outside_tier_history');
   });
 
   test('historyDays 0 allows today and tomorrow but not yesterday', async () => {
     const tier = withHistory(0);
-    assert.equal((await service.relativeDay(tier, { symbols: ['NO1'] }, 0)).series[0]?.date, '2026-11-22');
-    assert.equal((await service.relativeDay(tier, { symbols: ['NO1'] }, 1)).series[0]?.date, '2026-11-23');
-    const error = await refusal(service.relativeDay(tier, { symbols: ['NO1'] }, -1));
+    assert.equal(
+      (await service.day(tier, { symbols: ['NO1'] }, { offset: 0 })).series[0]?.date,
+      '2026-11-22',
+    );
+    assert.equal(
+      (await service.day(tier, { symbols: ['NO1'] }, { offset: 1 })).series[0]?.date,
+      '2026-11-23',
+    );
+    const error = await refusal(service.day(tier, { symbols: ['NO1'] }, { offset: -1 }));
     assert.equal(error.code, 'outside_tier_history');
     assert.match(error.detail, /2026-11-21 is before 2026-11-22/);
   });
 
   test('historyDays null (unlimited) reads 80 days back', async () => {
-    const answer = await service.relativeDay(withHistory(null), { symbols: ['NO1'] }, -80);
+    const answer = await service.day(withHistory(null), { symbols: ['NO1'] }, { offset: -80 });
     assert.equal(answer.series[0]?.date, '2026-09-03');
     assert.equal(answer.series[0]?.prices.length, 96);
   });
@@ -80,11 +85,11 @@ describe('price service: history limits of a tier', () => {
       clock: () => Date.parse('2026-11-22T23:30:00Z'),
     });
     const tier = withHistory(0);
-    const oslo = await late.relativeDay(tier, { symbols: ['NO1'], tz: 'Europe/Oslo' }, 0);
-    const newYork = await late.relativeDay(tier, { symbols: ['NO1'], tz: 'America/New_York' }, 0);
+    const oslo = await late.day(tier, { symbols: ['NO1'], tz: 'Europe/Oslo' }, { offset: 0 });
+    const newYork = await late.day(tier, { symbols: ['NO1'], tz: 'America/New_York' }, { offset: 0 });
     assert.equal(oslo.series[0]?.date, '2026-11-23');
     assert.equal(newYork.series[0]?.date, '2026-11-22');
-    const error = await refusal(late.relativeDay(tier, { symbols: ['NO1'], tz: 'America/New_York' }, -1));
+    const error = await refusal(late.day(tier, { symbols: ['NO1'], tz: 'America/New_York' }, { offset: -1 }));
     assert.match(error.detail, /2026-11-21 is before 2026-11-22/);
   });
 });

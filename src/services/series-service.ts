@@ -34,15 +34,22 @@ function invalid(problems: readonly FieldProblem[], detail?: string): ApiError {
   });
 }
 
+/**
+ * The first and last local dates a series has prices for, in `zone` (its own by default).
+ * @example await coverageOf(store, no1) // { first: '2026-08-24', last: '2026-11-23' }
+ */
+export async function coverageOf(
+  prices: PriceStore,
+  series: Series,
+  zone = series.timezone,
+): Promise<SeriesView['coverage']> {
+  const span = await prices.coverage(series.symbol);
+  return span ? { first: localDate(span.first, zone), last: localDate(span.last, zone) } : null;
+}
+
 export function createSeriesService({ prices }: { prices: PriceStore }) {
   async function view(series: Series): Promise<SeriesView> {
-    const span = await prices.coverage(series.symbol);
-    return {
-      ...series,
-      coverage: span
-        ? { first: localDate(span.first, series.timezone), last: localDate(span.last, series.timezone) }
-        : null,
-    };
+    return { ...series, coverage: await coverageOf(prices, series) };
   }
 
   return {

@@ -30,6 +30,8 @@ export interface PriceStore {
   upsertSeries(series: Series): Promise<void>;
   /** Points of one series with `from <= start < to`, ordered by start. */
   pricesBetween(symbol: string, from: number, to: number): Promise<StoredPrice[]>;
+  /** The point of one series with the greatest start in `from <= start <= at`, if any. */
+  latestPrice(symbol: string, at: number, from: number): Promise<StoredPrice | undefined>;
   /** Writes all points or none; a point for an existing interval replaces it. Returns the count. */
   upsertPrices(symbol: string, points: readonly StoredPrice[]): Promise<number>;
   /**
@@ -43,6 +45,12 @@ export interface PriceStore {
   coverage(symbol: string): Promise<{ first: number; last: number } | undefined>;
   /** Throws when the store cannot be reached (readiness). */
   ping(): Promise<void>;
+  /**
+   * A value that changes whenever a series or price may have changed, by this process or any
+   * other; cheap enough to ask on every request. Absent where the engine cannot tell cheaply
+   * (PostgreSQL: change notices and a short cache time stand in for it).
+   */
+  changeToken?(): string;
 }
 
 /** One checked point of an import: canonical symbol of an existing series, start (epoch ms), price text. */
@@ -117,10 +125,39 @@ export interface RateLimitStore {
   peek(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision>;
 }
 
+/**
+ * A change every instance must hear about (DESIGN section 7): keys whose cached verification must
+ * be forgotten (revoked, rotated, moved to another tier), and series whose days must be read again.
+ */
+export type Notice =
+  | { readonly kind: 'keys'; readonly keyIds: readonly string[] }
+  | { readonly kind: 'prices'; readonly symbols: readonly string[] };
+
+/**
+ * Carries notices between instances: in process for the embedded default, Redis pub/sub when
+ * scaled out. Delivery is best effort; caches stay bounded by their own lifetimes when a notice
+ * is lost (Redis away), so a lost notice delays a change but never keeps it out for good.
+ */
+export interface NoticeBus {
+  /** Sends a notice to every subscriber of every instance, this one included. */
+  publish(notice: Notice): Promise<void>;
+  /** Calls `listener` for every notice that arrives from now on. */
+  subscribe(listener: (notice: Notice) => void): void;
+}
+
 /** Everything `buildApp` needs from the outside world: swapped for other engines or for tests. */
 export interface Stores {
   readonly prices: PriceStore;
   readonly keys: KeyStore;
   readonly rateLimits: RateLimitStore;
+  readonly notices: NoticeBus;
+  /** The shared counters' engine when scaled out (Redis), for readiness; absent on the embedded default. */
+  readonly shared?: {
+    /** What limits do while it is away. */
+    readonly fallback: 'local' | 'open' | 'closed';
+    /** True from a failed call until the next one that succeeds. */
+    degraded(): boolean;
+    ping(): Promise<void>;
+  };
   close(): Promise<void>;
 }

@@ -11,8 +11,12 @@ import { type Config, loadConfig } from '../../src/config/config.js';
 import { DEMO_API_KEY, loadDevData } from '../../src/dev-data/dev-data.js';
 import { buildApp } from '../../src/http/app.js';
 import { createKeyService, type NewKey } from '../../src/services/key-service.js';
+import { MemoryNoticeBus } from '../../src/stores/memory/notice-bus.js';
+import { MemoryRateLimitStore } from '../../src/stores/memory/rate-limit-store.js';
+import { openPostgresStores } from '../../src/stores/postgres/index.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
 import type { Stores } from '../../src/stores/types.js';
+import { postgresSchemaUrl } from './postgres.js';
 
 /** A clock tests move by hand. */
 export class FakeClock {
@@ -53,6 +57,35 @@ export interface HarnessOptions {
   readonly devData?: boolean;
   /** Serve over TLS (for `listenHttps`). */
   readonly https?: boolean;
+  /**
+   * Keys and prices in in-memory SQLite (default), or in PostgreSQL in a fresh schema that `close`
+   * drops (helpers/postgres.ts; rejects when PostgreSQL is unreachable, so check it first to skip).
+   */
+  readonly engine?: 'sqlite' | 'postgres';
+}
+
+/** PostgreSQL stores in a fresh schema, with in-process counters and notices; `close` drops the schema. */
+async function openPostgresHarnessStores(): Promise<Harness['stores']> {
+  const target = await postgresSchemaUrl();
+  if ('skip' in target) throw new Error(target.skip);
+  try {
+    const stores = await openPostgresStores(target.url, { schema: target.schema });
+    return {
+      ...stores,
+      rateLimits: new MemoryRateLimitStore(),
+      notices: new MemoryNoticeBus(),
+      async close() {
+        try {
+          await stores.close();
+        } finally {
+          await target.drop();
+        }
+      },
+    };
+  } catch (error) {
+    await target.drop();
+    throw error;
+  }
 }
 
 let tlsPair: Promise<{ key: string; cert: string }> | undefined;
@@ -83,7 +116,8 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     { PRICEPOINT_LOG_LEVEL: 'info', ...options.env },
     { databasePath: ':memory:', devData: options.devData ?? true, ...options.config },
   );
-  const stores = await openEmbeddedStores(':memory:');
+  const stores =
+    options.engine === 'postgres' ? await openPostgresHarnessStores() : await openEmbeddedStores(':memory:');
   const keys = createKeyService({
     keys: stores.keys,
     tiers: config.tiers,

@@ -263,6 +263,15 @@ export function httpsClient(certFile: string) {
       const response = await request(url, { method: 'GET', headers, dispatcher: agent });
       return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
     },
+    async send(
+      method: 'PUT' | 'POST' | 'DELETE',
+      url: string,
+      headers: Record<string, string> = {},
+      body?: string,
+    ): Promise<Answer> {
+      const response = await request(url, { method, headers, body, dispatcher: agent });
+      return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
+    },
     async close(): Promise<void> {
       agents.delete(agent);
       await agent.close();

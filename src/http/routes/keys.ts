@@ -12,6 +12,7 @@ import { parseTimestamp } from '../../domain/time/timestamp.js';
 import { type KeyService, type KeyView, MAX_GRACE_MS } from '../../services/key-service.js';
 import { SCOPES, type Scope } from '../../stores/types.js';
 import type { KeyGuard } from '../key-guard.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
 
 const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339 timestamp, UTC.' });
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -87,8 +88,8 @@ export interface KeyRoutesDeps {
   readonly keys: KeyService;
   readonly keyGuard: KeyGuard;
   readonly clock: () => number;
-  /** Called after a key changed, so this instance stops answering from its key cache at once. */
-  readonly changed: () => void;
+  /** Called after a key changed, so every instance stops answering it from its key cache. */
+  readonly changed: (keyId: string) => void;
 }
 
 export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
@@ -99,7 +100,18 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
     '/api/v1/keys',
     {
       onRequest: admin,
-      schema: { querystring: NoQuery, body: CreateBody, response: { 201: CreatedSchema } },
+      schema: {
+        summary: 'Create a key',
+        description:
+          'Issues a new key in a tier, with scopes (default `read`) and an optional expiry. The key itself is in this answer only: it is stored as a hash.',
+        tags: ['keys'],
+        querystring: NoQuery,
+        body: CreateBody,
+        response: {
+          201: jsonAnswer('The new key, with `key` shown this once.', CreatedSchema, RATE_LIMIT_HEADERS),
+          ...keyedErrors(413, 415),
+        },
+      },
     },
     async (request, reply) => {
       const { expiresAt, ...spec } = request.body;
@@ -129,7 +141,19 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
 
   api.get(
     '/api/v1/keys',
-    { onRequest: admin, schema: { querystring: NoQuery, response: { 200: Type.Array(KeyViewSchema) } } },
+    {
+      onRequest: admin,
+      schema: {
+        summary: 'List keys',
+        description: 'Every key, revoked and expired ones included; never a key itself or its hash.',
+        tags: ['keys'],
+        querystring: NoQuery,
+        response: {
+          200: jsonAnswer('Every key.', Type.Array(KeyViewSchema), RATE_LIMIT_HEADERS),
+          ...keyedErrors(),
+        },
+      },
+    },
     async (_request, reply) => {
       reply.header('cache-control', 'no-store');
       return (await deps.keys.list()).map(httpKeyView);
@@ -140,7 +164,13 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
     '/api/v1/keys/:id',
     {
       onRequest: admin,
-      schema: { params: IdParams, querystring: NoQuery, response: { 200: KeyViewSchema } },
+      schema: {
+        summary: 'Show a key',
+        tags: ['keys'],
+        params: IdParams,
+        querystring: NoQuery,
+        response: { 200: jsonAnswer('The key.', KeyViewSchema, RATE_LIMIT_HEADERS), ...keyedErrors(404) },
+      },
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
@@ -152,11 +182,21 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
     '/api/v1/keys/:id',
     {
       onRequest: admin,
-      schema: { params: IdParams, querystring: NoQuery, response: { 200: KeyViewSchema } },
+      schema: {
+        summary: 'Revoke a key',
+        description: 'The key stops working at once on this instance and within 5 seconds on every other.',
+        tags: ['keys'],
+        params: IdParams,
+        querystring: NoQuery,
+        response: {
+          200: jsonAnswer('The revoked key.', KeyViewSchema, RATE_LIMIT_HEADERS),
+          ...keyedErrors(404),
+        },
+      },
     },
     async (request, reply) => {
       const revoked = await deps.keys.revoke(request.params.id);
-      deps.changed();
+      deps.changed(request.params.id);
       reply.header('cache-control', 'no-store');
       return httpKeyView(revoked);
     },
@@ -171,10 +211,21 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
         request.body ??= {};
       },
       schema: {
+        summary: 'Rotate a key',
+        description:
+          'Issues a new key with the same name, tier and scopes; the old one keeps working for `graceSeconds`. The body may be left out.',
+        tags: ['keys'],
         params: IdParams,
         querystring: NoQuery,
         body: RotateBody,
-        response: { 201: RotatedSchema },
+        response: {
+          201: jsonAnswer(
+            'The new key, with `key` shown this once, and the old one with its new expiry.',
+            RotatedSchema,
+            RATE_LIMIT_HEADERS,
+          ),
+          ...keyedErrors(404, 413, 415),
+        },
       },
     },
     async (request, reply) => {
@@ -183,7 +234,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
         request.params.id,
         graceSeconds === undefined ? undefined : graceSeconds * 1000,
       );
-      deps.changed();
+      deps.changed(request.params.id);
       return reply
         .code(201)
         .header('cache-control', 'no-store')

@@ -13,6 +13,37 @@ import { type ImportFormat, readRows } from '../../services/import-formats.js';
 import type { ImportService } from '../../services/import-service.js';
 import type { PriceStore } from '../../stores/types.js';
 import type { KeyGuard } from '../key-guard.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
+
+const WrittenSchema = Type.Object({
+  symbol: Type.String(),
+  written: Type.Integer({ description: 'Points inserted or replaced.' }),
+});
+
+/**
+ * The body as documented. The route takes the raw stream (its parser hands it over untouched), so
+ * this schema is shown in the OpenAPI document only, through `swaggerTransform`, never validated.
+ */
+const PricesBodyDoc = {
+  description:
+    'All or nothing: one bad row and nothing is written. Each point lies on the series grid; `symbol`, `currency` and `unit`, when given, must match the series.',
+  content: {
+    'application/json': {
+      schema: {
+        type: 'string',
+        description:
+          'JSON Lines: one point per line, e.g. {"start":"2026-11-22T00:00:00+01:00","price":41.27}. The lines may be wrapped in [ and ] with commas.',
+      },
+    },
+    'text/csv': {
+      schema: {
+        type: 'string',
+        description:
+          'A header row naming the columns (start and price needed; symbol, date, end, currency, unit optional), then one point per row. The CSV the read endpoints serve imports as is.',
+      },
+    },
+  },
+};
 
 export const PRICE_BODY_LIMIT = 16 * 1024 * 1024;
 
@@ -61,7 +92,19 @@ export function priceWriteRoutes(
       '/api/v1/series/:symbol/prices',
       {
         onRequest: deps.keyGuard({ scope: 'write' }),
-        schema: { params: Type.Object({ symbol: Type.String() }) },
+        schema: {
+          summary: 'Upsert prices of a series',
+          description: `JSON or CSV, streamed, at most ${PRICE_BODY_LIMIT} bytes; larger loads go through \`pricepoint import\`. A 422 names every bad row with its line.`,
+          tags: ['writes'],
+          params: Type.Object({ symbol: Type.String() }),
+          response: {
+            200: jsonAnswer('Every point was written.', WrittenSchema, RATE_LIMIT_HEADERS),
+            ...keyedErrors(404, 413, 415, 422),
+          },
+        },
+        config: {
+          swaggerTransform: ({ schema, url }) => ({ url, schema: { ...schema, body: PricesBodyDoc } }),
+        },
       },
       async (request, reply) => {
         const format = formatOf(request.headers['content-type']);

@@ -1,90 +1,215 @@
-/** The price read endpoints (DESIGN section 2). Thin: parse, ask the price service, render. */
+/**
+ * The price read endpoints (DESIGN section 2): today, any day, a range of days and the latest
+ * price. Thin: parse, ask the price service, render, and let a client cache what it got.
+ */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import Negotiator from 'negotiator';
 import { ApiError } from '../../domain/errors/api-error.js';
-import { normaliseSymbol } from '../../domain/series/series-rules.js';
-import { canonicalTimeZone } from '../../domain/time/zone.js';
-import type { DayAnswer, DayQuery, PriceService } from '../../services/price-service.js';
+import { isCalendarDate } from '../../domain/time/days.js';
+import type { DayAnswer, DayName, PriceService } from '../../services/price-service.js';
+import { entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendCacheable } from '../caching.js';
 import type { KeyGuard } from '../key-guard.js';
-import { renderDayCsv, renderDayJson } from '../render/day-answer.js';
+import { answerFormat, parseReadQuery, ReadQueryFields, SeriesMetaFields } from '../read-query.js';
+import { renderDayCsv, renderDayJson, renderSeriesDaysJson } from '../render/day-answer.js';
+import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 
-const MAX_SYMBOLS = 100;
+const PricePointSchema = Type.Object({
+  start: Type.String({ format: 'date-time', description: 'RFC 3339, with the offset in force then.' }),
+  end: Type.String({ format: 'date-time', description: 'RFC 3339; the interval is [start, end).' }),
+  price: Type.Number({
+    description: 'Exactly as ingested; a mean is rounded to the most decimals of its inputs.',
+  }),
+});
 
-export const DayQuerySchema = Type.Object(
+export const DayAnswerSchema = Type.Object({
+  generatedAt: Type.String({ format: 'date-time' }),
+  series: Type.Array(
+    Type.Object({
+      ...SeriesMetaFields,
+      date: Type.String({ format: 'date', description: 'The local date of this day in the zone read in.' }),
+      prices: Type.Array(PricePointSchema, {
+        description: 'Empty when nothing is published for the day yet.',
+      }),
+    }),
+  ),
+});
+
+/** The 200 and 304 answers of every day endpoint, and every error they can give. */
+function dayResponses(description: string) {
+  const headers = { ...CACHE_HEADERS, ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER };
+  return {
+    200: {
+      description,
+      headers,
+      content: {
+        'application/json': { schema: DayAnswerSchema },
+        'text/csv': {
+          schema: {
+            type: 'string',
+            description: 'Header row symbol,date,start,end,price,currency,unit, then one row per interval.',
+          },
+        },
+      },
+    },
+    304: { type: 'null', description: 'The answer named by If-None-Match is still current.', headers },
+    ...keyedErrors(404, 406),
+  };
+}
+
+const DayQuerySchema = Type.Object(ReadQueryFields, { additionalProperties: false });
+const DateParams = Type.Object(
   {
-    symbols: Type.Optional(
-      Type.String({ description: 'Comma-separated series symbols (case-insensitive), at most 100.' }),
-    ),
-    tz: Type.Optional(
-      Type.String({ description: 'IANA time zone whose calendar day is meant, e.g. Europe/Oslo.' }),
-    ),
-    format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('csv')])),
+    date: Type.String({
+      description: 'YYYY-MM-DD, or today, tomorrow or yesterday (each in the zone the day is read in).',
+    }),
+  },
+  { additionalProperties: false },
+);
+const RangeQuerySchema = Type.Object(
+  {
+    from: Type.String({ description: 'First day, inclusive: YYYY-MM-DD, today, tomorrow or yesterday.' }),
+    to: Type.String({ description: 'Last day, inclusive; at most 366 days after from.' }),
+    ...ReadQueryFields,
   },
   { additionalProperties: false },
 );
 
-/** Parses `symbols` and `tz` into a service query, naming the parameter that is wrong. */
-export function dayQuery(raw: { symbols?: string; tz?: string }): DayQuery {
-  let symbols: string[] | undefined;
-  if (raw.symbols !== undefined) {
-    symbols = [...new Set(raw.symbols.split(',').map((s) => s.trim().toUpperCase()))];
-    const bad = symbols.find((s) => normaliseSymbol(s) === undefined);
-    if (bad !== undefined || symbols.length > MAX_SYMBOLS) {
-      throw new ApiError(
-        'invalid_parameter',
-        bad !== undefined
-          ? `The parameter "symbols" holds "${bad === '' ? '(empty)' : bad}", which is not a symbol (letters, digits, . _ -, at most 32).`
-          : `The parameter "symbols" names more than ${MAX_SYMBOLS} series.`,
-        { extra: { parameter: 'symbols' } },
-      );
-    }
-  }
-  let tz: string | undefined;
-  if (raw.tz !== undefined) {
-    tz = canonicalTimeZone(raw.tz);
-    if (tz === undefined) {
-      throw new ApiError(
-        'invalid_parameter',
-        'The parameter "tz" must be an IANA time zone such as Europe/Oslo.',
-        {
-          extra: { parameter: 'tz' },
-        },
-      );
-    }
-  }
-  return { ...(symbols && { symbols }), ...(tz && { tz }) };
+const RELATIVE_DAYS = new Map([
+  ['today', 0],
+  ['tomorrow', 1],
+  ['yesterday', -1],
+]);
+
+/** `YYYY-MM-DD` (1900 to 2199) or a relative day, naming the parameter when it is neither. */
+export function parseDayName(value: string, parameter: string, where = 'parameter'): DayName {
+  const offset = RELATIVE_DAYS.get(value.toLowerCase());
+  if (offset !== undefined) return { offset };
+  if (isCalendarDate(value) && value >= '1900-01-01' && value <= '2199-12-31') return { date: value };
+  throw new ApiError(
+    'invalid_parameter',
+    `The ${where} "${parameter}" must be a date YYYY-MM-DD between 1900 and 2199, or today, tomorrow or yesterday.`,
+    { extra: { parameter } },
+  );
 }
 
-const MEDIA = { json: 'application/json', csv: 'text/csv' } as const;
-
-/** `format` wins; otherwise the Accept header decides, and JSON is the default. */
-export function answerFormat(request: FastifyRequest, format: 'json' | 'csv' | undefined): 'json' | 'csv' {
-  if (format !== undefined) return format;
-  if (request.headers.accept === undefined) return 'json';
-  const best = new Negotiator(request).mediaType([MEDIA.json, MEDIA.csv]);
-  if (best === MEDIA.csv) return 'csv';
-  if (best === MEDIA.json) return 'json';
-  throw new ApiError('not_acceptable', 'This endpoint answers application/json or text/csv.');
-}
-
-export function sendDay(reply: FastifyReply, answer: DayAnswer, format: 'json' | 'csv'): FastifyReply {
-  reply.header('cache-control', 'private, max-age=60').header('vary', 'accept, accept-encoding');
-  if (format === 'csv') return reply.type('text/csv; charset=utf-8').send(renderDayCsv(answer));
-  return reply.type('application/json; charset=utf-8').send(renderDayJson(answer));
+/** A day answer as JSON or CSV, with an ETag that ignores `generatedAt` and a fitting max-age. */
+function sendDays(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: DayAnswer,
+  format: 'json' | 'csv',
+): FastifyReply {
+  const maxAge = answer.settled ? LONG_MAX_AGE : SHORT_MAX_AGE;
+  if (format === 'csv') {
+    const csv = renderDayCsv(answer);
+    return sendCacheable(request, reply, {
+      etag: entityTag('csv', csv),
+      maxAge,
+      type: 'text/csv; charset=utf-8',
+      body: () => csv,
+    });
+  }
+  const seriesJson = renderSeriesDaysJson(answer.series);
+  return sendCacheable(request, reply, {
+    etag: entityTag('json', seriesJson),
+    maxAge,
+    type: 'application/json; charset=utf-8',
+    body: () => renderDayJson(answer, seriesJson),
+  });
 }
 
 export function priceRoutes(app: FastifyInstance, deps: { prices: PriceService; keyGuard: KeyGuard }): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const read = deps.keyGuard();
+
+  async function oneDay(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    query: Static<typeof DayQuerySchema>,
+    day: DayName,
+  ) {
+    const format = answerFormat(request, query.format);
+    const answer = await deps.prices.day(request.caller!.tier, parseReadQuery(query), day);
+    return sendDays(request, reply, answer, format);
+  }
+
   api.get(
     '/api/v1/prices/today',
-    { onRequest: deps.keyGuard(), schema: { querystring: DayQuerySchema } },
+    {
+      onRequest: read,
+      schema: {
+        summary: "Today's prices",
+        description: 'Every interval of today of every series the key may read, or of `symbols`.',
+        tags: ['prices'],
+        querystring: DayQuerySchema,
+        response: dayResponses("Today's prices, in each series' zone or in `tz`."),
+      },
+    },
+    (request, reply) => oneDay(request, reply, request.query, { offset: 0 }),
+  );
+
+  api.get(
+    '/api/v1/prices/latest',
+    {
+      onRequest: read,
+      schema: {
+        summary: 'The current price',
+        description:
+          'Per series, the interval that contains now, or else the last one before now (within the tier history). A series with none has `prices: []`.',
+        tags: ['prices'],
+        querystring: DayQuerySchema,
+        response: dayResponses('One interval per series, or none.'),
+      },
+    },
     async (request, reply) => {
       const format = answerFormat(request, request.query.format);
-      const caller = request.caller!;
-      const answer = await deps.prices.relativeDay(caller.tier, dayQuery(request.query), 0);
-      return sendDay(reply, answer, format);
+      const answer = await deps.prices.latest(request.caller!.tier, parseReadQuery(request.query));
+      return sendDays(request, reply, answer, format);
+    },
+  );
+
+  api.get(
+    '/api/v1/prices/:date',
+    {
+      onRequest: read,
+      schema: {
+        summary: 'Prices of one day',
+        description:
+          'A day that has not been published yet (tomorrow before the auction) has `prices: []`; that is no error. Days before the tier history are refused with 403.',
+        tags: ['prices'],
+        params: DateParams,
+        querystring: DayQuerySchema,
+        response: dayResponses('The prices of the day.'),
+      },
+    },
+    (request, reply) =>
+      oneDay(request, reply, request.query, parseDayName(request.params.date, 'date', 'path segment')),
+  );
+
+  api.get(
+    '/api/v1/prices',
+    {
+      onRequest: read,
+      schema: {
+        summary: 'Prices of a range of days',
+        description:
+          'Days from `from` to `to`, inclusive, at most 366: one entry in `series` per series and day, ordered by series, then date.',
+        tags: ['prices'],
+        querystring: RangeQuerySchema,
+        response: dayResponses('One entry per series and day.'),
+      },
+    },
+    async (request, reply) => {
+      const { from, to, ...rest } = request.query;
+      const format = answerFormat(request, rest.format);
+      const answer = await deps.prices.range(
+        request.caller!.tier,
+        parseReadQuery(rest),
+        parseDayName(from, 'from'),
+        parseDayName(to, 'to'),
+      );
+      return sendDays(request, reply, answer, format);
     },
   );
 }

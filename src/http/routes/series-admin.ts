@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { RESOLUTIONS } from '../../domain/time/days.js';
 import type { SeriesService } from '../../services/series-service.js';
 import type { KeyGuard } from '../key-guard.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
 
 // Every field optional here: a new series needs all of them, an existing one keeps what is left out,
 // and the service says which are missing by name (a schema `required` error would not).
@@ -63,10 +64,18 @@ export function seriesAdminRoutes(
     {
       onRequest: deps.keyGuard({ scope: 'admin' }),
       schema: {
+        summary: 'Create or update a series',
+        description:
+          'A new series needs every field; an existing one keeps the fields left out. Every bad field is named in the 400.',
+        tags: ['writes'],
         params: SymbolParams,
         querystring: NoQuery,
         body: SeriesBody,
-        response: { 200: SeriesViewSchema, 201: SeriesViewSchema },
+        response: {
+          200: jsonAnswer('The series was updated.', SeriesViewSchema, RATE_LIMIT_HEADERS),
+          201: jsonAnswer('The series was created.', SeriesViewSchema, RATE_LIMIT_HEADERS),
+          ...keyedErrors(413, 415),
+        },
       },
     },
     async (request, reply) => {

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { rateLimitHeaders } from '../../domain/limits/fixed-window.js';
 import type { RateLimiter } from '../../services/rate-limiter.js';
 import type { KeyGuard } from '../key-guard.js';
+import { jsonAnswer, RATE_LIMIT_HEADERS, uncountedErrors } from '../schemas.js';
 
 const UsageSchema = Type.Object({
   keyId: Type.String(),
@@ -40,7 +41,17 @@ export function usageRoutes(
     '/api/v1/usage',
     {
       onRequest: deps.keyGuard({ count: false }),
-      schema: { querystring: NoQuery, response: { 200: UsageSchema } },
+      schema: {
+        summary: 'Tier, limits and what is left',
+        description:
+          'Not counted against any limit. Its rate-limit headers describe the counted endpoints, without taking from them.',
+        tags: ['usage'],
+        querystring: NoQuery,
+        response: {
+          200: jsonAnswer("The calling key's tier and limits.", UsageSchema, RATE_LIMIT_HEADERS),
+          ...uncountedErrors(),
+        },
+      },
     },
     async (request, reply) => {
       const { key, tier } = request.caller!;

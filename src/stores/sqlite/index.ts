@@ -1,4 +1,5 @@
 /** The embedded default: SQLite for keys and prices, in-process rate-limit counters. */
+import { MemoryNoticeBus } from '../memory/notice-bus.js';
 import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
 import type { Stores } from '../types.js';
 import { migrateSqlite, openSqlite } from './database.js';
@@ -18,6 +19,7 @@ export async function openEmbeddedStores(
     prices: new SqlitePriceStore(db, raw),
     keys: new SqliteKeyStore(db),
     rateLimits: new MemoryRateLimitStore(),
+    notices: new MemoryNoticeBus(),
     close: () => db.destroy(),
   };
 }

@@ -21,10 +21,21 @@ function toSeries(row: Omit<SeriesTable, 'id' | 'updated_at'>): Series {
 const SERIES_COLUMNS = ['symbol', 'name', 'kind', 'currency', 'unit', 'timezone', 'resolution'] as const;
 
 export class SqlitePriceStore implements PriceStore {
+  /** `total_changes()` counts this connection's writes, `data_version` moves with other connections' commits. */
+  private readonly version: SQLite.Statement<[], unknown[]>;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly raw: SQLite.Database,
-  ) {}
+  ) {
+    this.version = raw
+      .prepare<[], unknown[]>('select total_changes(), data_version from pragma_data_version()')
+      .raw();
+  }
+
+  changeToken(): string {
+    return (this.version.get() ?? []).join(':');
+  }
 
   async listSeries(): Promise<Series[]> {
     const rows = await this.db.selectFrom('series').select(SERIES_COLUMNS).orderBy('symbol').execute();
@@ -59,6 +70,19 @@ export class SqlitePriceStore implements PriceStore {
       .where('prices.start_ms', '<', to)
       .orderBy('prices.start_ms')
       .execute();
+  }
+
+  async latestPrice(symbol: string, at: number, from: number): Promise<StoredPrice | undefined> {
+    return this.db
+      .selectFrom('prices')
+      .innerJoin('series', 'series.id', 'prices.series_id')
+      .select(['prices.start_ms as start', 'prices.price'])
+      .where('series.symbol', '=', symbol)
+      .where('prices.start_ms', '>=', from)
+      .where('prices.start_ms', '<=', at)
+      .orderBy('prices.start_ms', 'desc')
+      .limit(1)
+      .executeTakeFirst();
   }
 
   async upsertPrices(symbol: string, points: readonly StoredPrice[]): Promise<number> {

@@ -1,0 +1,472 @@
+/**
+ * HTTP benchmark (issue 6), not a test: requests per second, latency and memory of Pricepoint next to
+ * the servers one could run instead, measured in one run so the ratios hold on a shared machine.
+ *
+ *  (a) raw `node:https` answering the very bytes Pricepoint gave, with the same certificate: the limit;
+ *  (b) Fastify 5 with `@fastify/rate-limit` and an `x-api-key` check: what a user would build instead;
+ *  (c) Pricepoint on the embedded default (SQLite, in-memory counters), `serve --dev-data`;
+ *  (d) Pricepoint on PostgreSQL (a fresh database) and Redis (a fresh prefix); skipped with the
+ *      reason when either is unreachable.
+ *
+ * Every server is a child process (its peak RSS is read from /proc/<pid>/status), and so is the load
+ * generator (autocannon, bench/setups/load.mjs), one run at a time against 127.0.0.1. Rounds
+ * alternate the setups (a, b, c, d, a, b, ...) so drift hits all of them alike; each figure is the
+ * median over the rounds. Two requests: the full `/api/v1/prices/today` of the development data and
+ * `?symbols=NO1`. Prints a Markdown table and writes it to bench/results.md.
+ *
+ * Run with `npm run bench` (it builds first). BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS
+ * (64), BENCH_WARMUP_SECONDS (1), BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/test, the
+ * server on which a database is created and dropped), BENCH_REDIS_URL (redis://127.0.0.1:6379).
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+const REPO = fileURLToPath(new URL('../', import.meta.url));
+const CLI = join(REPO, 'bin', 'pricepoint.js');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const TIER = 'bench';
+const REQUESTS = [
+  { name: 'full answer', path: '/api/v1/prices/today' },
+  { name: 'one series', path: '/api/v1/prices/today?symbols=NO1' },
+] as const;
+
+interface Setup {
+  readonly id: 'a' | 'b' | 'c' | 'd';
+  readonly label: string;
+  readonly child: ChildProcess;
+  readonly port: number;
+}
+
+interface Measurement {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  bytes: number;
+}
+
+// Everything to undo, newest first, also on Ctrl-C or a failure.
+const cleanups: Array<() => Promise<unknown>> = [];
+const children = new Set<ChildProcess>();
+
+/** The environment without the caller's PRICEPOINT_* settings, plus `settings`. */
+function envWith(settings: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('PRICEPOINT_')) env[name] = value;
+  return { ...env, ...settings };
+}
+
+/** Runs the compiled CLI to completion; resolves its stdout. */
+function cli(args: string[], settings: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: envWith(settings), maxBuffer: 1 << 24 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`pricepoint ${args.join(' ')} failed:\n${stderr}`)) : resolve(stdout),
+    );
+  });
+}
+
+/**
+ * Starts a server child and waits for the line that tells its port: `{"port":N}` on stdout for the
+ * setups in bench/setups, `{"url":...}` on stderr for `pricepoint serve --json`. Pricepoint's request
+ * logs go to /dev/null: it logs at its default level, as a deployment would, without a reader slowing it.
+ */
+function startChild(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  from: 'stdout' | 'stderr',
+): Promise<{ child: ChildProcess; port: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, {
+      env,
+      stdio: ['ignore', from === 'stdout' ? 'pipe' : 'ignore', 'pipe'],
+    });
+    children.add(child);
+    child.once('exit', () => children.delete(child));
+    let output = '';
+    let stderr = '';
+    const stream = from === 'stdout' ? child.stdout! : child.stderr!;
+    if (from === 'stdout') child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    stream.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      if (from === 'stderr') stderr += chunk;
+      for (const line of output.split('\n').slice(0, -1)) {
+        try {
+          const info = JSON.parse(line) as { port?: number; url?: string };
+          const port = info.port ?? (info.url ? Number(new URL(info.url).port) : undefined);
+          if (port) resolve({ child, port });
+        } catch {
+          // not the line we wait for
+        }
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}):\n${stderr}`)));
+  });
+}
+
+/** Sends SIGTERM, then SIGKILL if the child is still there after 5 seconds. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Peak resident memory of a running process, in MiB (VmHWM: the high-water mark since its start). */
+function peakRssMiB(pid: number | undefined): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
+  return kib / 1024;
+}
+
+/** One GET over HTTPS to 127.0.0.1, trusting `ca` for the name localhost. */
+function get(
+  port: number,
+  path: string,
+  ca: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; contentType: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, ca, servername: 'localhost', headers, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (c: string) => (body += c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type']), body }),
+        );
+      },
+    );
+    req.once('error', reject);
+    req.end();
+  });
+}
+
+/** One autocannon run in its own process. */
+function load(port: number, path: string, headers: Record<string, string>, seconds: number) {
+  const spec = { url: `https://127.0.0.1:${port}${path}`, headers, connections: CONNECTIONS, seconds };
+  return new Promise<Measurement>((resolve, reject) => {
+    const child = spawn(process.execPath, [join(REPO, 'bench', 'setups', 'load.mjs'), JSON.stringify(spec)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      children.delete(child);
+      if (code !== 0) reject(new Error(`load generator failed (${code}):\n${stderr}`));
+      else resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '') as Measurement);
+    });
+  });
+}
+
+/** PostgreSQL and Redis for setup (d), or why not. Registers the cleanup of what it creates. */
+async function scaleOutSettings(): Promise<Record<string, string> | string> {
+  const suffix = randomBytes(5).toString('hex');
+  const database = `pp_bench_${suffix}`;
+  const admin = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2_000 });
+  admin.on('error', () => {});
+  try {
+    await admin.connect();
+    await admin.query(`create database ${database}`);
+  } catch (error) {
+    await admin.end().catch(() => {});
+    return `PostgreSQL at ${DATABASE_URL} is unreachable (${(error as Error).message})`;
+  }
+  await admin.end();
+  cleanups.push(async () => {
+    const client = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2_000 });
+    client.on('error', () => {});
+    await client.connect();
+    await client.query(`drop database if exists ${database} with (force)`);
+    await client.end();
+  });
+  const prefix = `pp-bench-${suffix}`;
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0 });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    redis.disconnect();
+    return `Redis at ${REDIS_URL} is unreachable (${(error as Error).message})`;
+  }
+  cleanups.push(async () => {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+    await redis.quit();
+  });
+  const url = new URL(DATABASE_URL);
+  url.pathname = `/${database}`;
+  return {
+    PRICEPOINT_DATABASE_URL: url.toString(),
+    PRICEPOINT_REDIS_URL: REDIS_URL,
+    PRICEPOINT_REDIS_PREFIX: prefix,
+  };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+let cleaning: Promise<void> | undefined;
+/** Stops every child, then undoes the rest; once, however often it is called. */
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    await Promise.all([...children].map(stop));
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup().catch((error: unknown) => console.error(`cleanup failed: ${(error as Error).message}`));
+    }
+  })();
+  return cleaning;
+}
+
+// Ctrl-C reaches this process twice (from the terminal and relayed by tsx): every signal is handled,
+// or the second one would end the process before the cleanup is done.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (cleaning === undefined) console.error(`\n${signal}: stopping the servers and cleaning up`);
+    cleanUp().finally(() => process.exit(130));
+  });
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'pricepoint-http-bench-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const config = join(dir, 'config.json');
+  // A tier whose limits the benchmark never reaches: every request is counted, none refused.
+  const huge = [
+    { name: 'second', limit: 1_000_000_000, windowSeconds: 1 },
+    { name: 'minute', limit: 1_000_000_000, windowSeconds: 60 },
+  ];
+  await writeFile(config, JSON.stringify({ tiers: { [TIER]: { limits: huge, countPer: 'key' } } }));
+  const common = { PRICEPOINT_CONFIG: config, PRICEPOINT_PORT: '0', PRICEPOINT_HOST: '127.0.0.1' };
+
+  const setups: Setup[] = [];
+  // (c) first: it generates the certificate every other setup serves with.
+  const embedded = { ...common, PRICEPOINT_DATA_DIR: join(dir, 'embedded') };
+  const c = await startChild([CLI, 'serve', '--dev-data', '--json'], envWith(embedded), 'stderr');
+  const created = JSON.parse(
+    await cli(['keys', 'create', '--tier', TIER, '--name', 'bench', '--json'], embedded),
+  ) as { key: string };
+  const certFile = join(dir, 'embedded', 'tls', 'localhost-cert.pem');
+  const keyFile = join(dir, 'embedded', 'tls', 'localhost-key.pem');
+  const ca = readFileSync(certFile, 'utf8');
+  const headersC = { 'x-api-key': created.key };
+
+  // The bytes (a) and (b) serve: Pricepoint's answers, fetched once.
+  const bodies: Record<string, { contentType: string; body: string }> = {};
+  for (const { path } of REQUESTS) {
+    const answer = await get(c.port, path, ca, headersC);
+    if (answer.status !== 200)
+      throw new Error(`Pricepoint answered ${answer.status} to ${path}: ${answer.body}`);
+    bodies[path] = { contentType: answer.contentType, body: answer.body };
+  }
+  const bodiesFile = join(dir, 'bodies.json');
+  await writeFile(bodiesFile, JSON.stringify(bodies));
+  const setupEnv = envWith({
+    BENCH_CERT: certFile,
+    BENCH_KEY: keyFile,
+    BENCH_BODIES: bodiesFile,
+    BENCH_API_KEY: created.key,
+  });
+  const a = await startChild([join(REPO, 'bench', 'setups', 'raw-https.mjs')], setupEnv, 'stdout');
+  const b = await startChild([join(REPO, 'bench', 'setups', 'fastify-minimal.mjs')], setupEnv, 'stdout');
+  setups.push(
+    { id: 'a', label: 'raw node:https', ...a },
+    { id: 'b', label: 'Fastify + @fastify/rate-limit', ...b },
+    { id: 'c', label: 'Pricepoint, SQLite', ...c },
+  );
+  const keyOf = new Map<Setup['id'], Record<string, string>>([
+    ['a', headersC],
+    ['b', headersC],
+    ['c', headersC],
+  ]);
+
+  let skippedD: string | undefined;
+  const scaleOut = await scaleOutSettings();
+  if (typeof scaleOut === 'string') {
+    skippedD = scaleOut;
+    console.error(`skipping (d): ${scaleOut}`);
+  } else {
+    const settings = {
+      ...common,
+      ...scaleOut,
+      PRICEPOINT_DATA_DIR: join(dir, 'scale-out'),
+      PRICEPOINT_TLS_CERT: certFile,
+      PRICEPOINT_TLS_KEY: keyFile,
+    };
+    await cli(['dev-data', '--json'], settings);
+    const keyD = JSON.parse(
+      await cli(['keys', 'create', '--tier', TIER, '--name', 'bench', '--json'], settings),
+    ) as { key: string };
+    const d = await startChild([CLI, 'serve', '--json'], envWith(settings), 'stderr');
+    setups.push({ id: 'd', label: 'Pricepoint, PostgreSQL + Redis', ...d });
+    keyOf.set('d', { 'x-api-key': keyD.key });
+  }
+
+  // Every setup answers both requests with 200 and a body as long as Pricepoint's (only the
+  // timestamp in generatedAt differs between Pricepoint's answers, and it has a fixed length).
+  for (const setup of setups) {
+    for (const { path } of REQUESTS) {
+      const answer = await get(setup.port, path, ca, keyOf.get(setup.id)!);
+      const expected = bodies[path]!;
+      if (answer.status !== 200 || answer.body.length !== expected.body.length) {
+        throw new Error(
+          `(${setup.id}) answered ${answer.status} with ${answer.body.length} characters to ${path}, ` +
+            `expected 200 with ${expected.body.length}`,
+        );
+      }
+    }
+  }
+
+  const runOnce = async (setup: Setup, path: string, seconds: number) => {
+    const m = await load(setup.port, path, keyOf.get(setup.id)!, seconds);
+    if (m.non2xx > 0 || m.errors > 0 || m.timeouts > 0) {
+      throw new Error(
+        `(${setup.id}) ${path}: ${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts`,
+      );
+    }
+    return m;
+  };
+
+  console.error(
+    `node ${process.version}, ${cpus().length} CPUs; ${CONNECTIONS} connections, ${ROUNDS} rounds of ` +
+      `${SECONDS} s per setup and request, after ${WARMUP_SECONDS} s of warm-up each`,
+  );
+  for (const setup of setups) for (const { path } of REQUESTS) await runOnce(setup, path, WARMUP_SECONDS);
+
+  const results = new Map<string, Measurement[]>();
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const { name, path } of REQUESTS) {
+      for (const setup of setups) {
+        const m = await runOnce(setup, path, SECONDS);
+        const key = `${setup.id} ${path}`;
+        results.set(key, [...(results.get(key) ?? []), m]);
+        console.error(
+          `round ${round}/${ROUNDS} ${name.padEnd(11)} (${setup.id}) ${Math.round(m.requestsPerSecond)
+            .toLocaleString('en')
+            .padStart(7)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms`,
+        );
+      }
+    }
+  }
+  const memory = new Map(setups.map((s) => [s.id, peakRssMiB(s.child.pid)]));
+
+  type Row = { rps: number; p50: number; p99: number };
+  const summary = (id: Setup['id'], path: string): Row | undefined => {
+    const runs = results.get(`${id} ${path}`);
+    if (!runs) return undefined;
+    return {
+      rps: median(runs.map((r) => r.requestsPerSecond)),
+      p50: median(runs.map((r) => r.p50)),
+      p99: median(runs.map((r) => r.p99)),
+    };
+  };
+
+  const lines: string[] = [];
+  lines.push(
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}, ` +
+      `${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), ${CONNECTIONS} connections, ` +
+      `${ROUNDS} rounds of ${SECONDS} s per setup and request (medians), setups alternating, ` +
+      `autocannon in its own process on the same machine.`,
+    '',
+    '| request | setup | req/s | p50 ms | p99 ms | peak RSS MiB | vs (a) | vs (b) |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+  );
+  for (const { name, path } of REQUESTS) {
+    const base = summary('a', path)!;
+    const user = summary('b', path)!;
+    const size = Buffer.byteLength(bodies[path]!.body);
+    for (const setup of setups) {
+      const row = summary(setup.id, path)!;
+      lines.push(
+        `| ${name} (${(size / 1024).toFixed(1)} KiB) | (${setup.id}) ${setup.label} | ` +
+          `${Math.round(row.rps).toLocaleString('en')} | ${row.p50} | ${row.p99} | ` +
+          `${memory.get(setup.id)!.toFixed(0)} | ${(row.rps / base.rps).toFixed(2)} | ${(row.rps / user.rps).toFixed(2)} |`,
+      );
+    }
+  }
+  if (skippedD) lines.push('', `(d) skipped: ${skippedD}.`);
+
+  // Issue 6, point 2.
+  const [full, one] = REQUESTS.map((r) => r.path) as [string, string];
+  const goal = (text: string, met: boolean | undefined) =>
+    `- ${text}: ${met === undefined ? 'not measured' : met ? 'met' : '**not met**'}`;
+  const ratio = (x: Setup['id'], y: Setup['id'], path: string) => {
+    const top = summary(x, path);
+    const bottom = summary(y, path);
+    return top && bottom ? top.rps / bottom.rps : undefined;
+  };
+  const fmt = (value: number | undefined) => (value === undefined ? '-' : value.toFixed(2));
+  const p99Ratio = (path: string) => summary('c', path)!.p99 / summary('a', path)!.p99;
+  const cFull = ratio('c', 'a', full)!;
+  const cOne = ratio('c', 'a', one)!;
+  const cbFull = ratio('c', 'b', full)!;
+  const cbOne = ratio('c', 'b', one)!;
+  const dFull = ratio('d', 'a', full);
+  const dOne = ratio('d', 'a', one);
+  lines.push(
+    '',
+    'Goals (issue 6, point 2):',
+    '',
+    goal(`(c) at least 0.90 of (a) on the full answer (${fmt(cFull)})`, cFull >= 0.9),
+    goal(`(c) at least 0.80 of (a) on one series (${fmt(cOne)})`, cOne >= 0.8),
+    goal(`(c) ahead of (b) on both (${fmt(cbFull)}, ${fmt(cbOne)})`, cbFull > 1 && cbOne > 1),
+    goal(
+      `(c) p99 at most 1.25 x (a) p99 (${fmt(p99Ratio(full))}, ${fmt(p99Ratio(one))})`,
+      p99Ratio(full) <= 1.25 && p99Ratio(one) <= 1.25,
+    ),
+    goal(
+      `(d) at least 0.60 of (a) on both (${fmt(dFull)}, ${fmt(dOne)})`,
+      dFull === undefined || dOne === undefined ? undefined : dFull >= 0.6 && dOne >= 0.6,
+    ),
+  );
+  const table = lines.join('\n');
+  console.log(table);
+  await writeFile(
+    join(REPO, 'bench', 'results.md'),
+    '# `npm run bench`: results\n\nWritten by bench/http.ts; see bench/README.md.\n\n' + table + '\n',
+  );
+}
+
+try {
+  await main();
+} finally {
+  await cleanUp();
+}

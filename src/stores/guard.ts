@@ -1,0 +1,67 @@
+/**
+ * The boundary between the service and its databases (DESIGN section 7): a store that fails (the
+ * database is down, a lock is held too long) becomes a 503 `service_unavailable` for the client,
+ * never a 500 or a 401, and is counted. The cause is logged by the caller's `onError`, never sent.
+ */
+import { ApiError } from '../domain/errors/api-error.js';
+import type { Stores } from './types.js';
+
+type StoreName = 'prices' | 'keys';
+
+function unavailable(cause: unknown): ApiError {
+  if (cause instanceof ApiError) return cause;
+  return new ApiError(
+    'service_unavailable',
+    'A database cannot be reached just now; retry in a few seconds.',
+  );
+}
+
+/** Every method of `target`, with failures turned into 503s; objects a method resolves to are guarded too. */
+function guard<T extends object>(
+  target: T,
+  name: StoreName,
+  onError: (store: StoreName, error: unknown) => void,
+): T {
+  return new Proxy(target, {
+    get(object, property) {
+      const value: unknown = Reflect.get(object, property);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const fail = (error: unknown): never => {
+          if (!(error instanceof ApiError)) onError(name, error);
+          throw unavailable(error);
+        };
+        let result: unknown;
+        try {
+          result = value.apply(object, args);
+        } catch (error) {
+          return fail(error);
+        }
+        if (!(result instanceof Promise)) return result;
+        return result.then(
+          (resolved: unknown) =>
+            resolved !== null &&
+            typeof resolved === 'object' &&
+            !Array.isArray(resolved) &&
+            'commit' in resolved
+              ? guard(resolved, name, onError) // an import session
+              : resolved,
+          fail,
+        );
+      };
+    },
+  });
+}
+
+/**
+ * The same stores, with price and key store failures answered as 503.
+ * @example const stores = guardStores(opened, (store, error) => log.error({ err: error, store }))
+ */
+export function guardStores(stores: Stores, onError: (store: StoreName, error: unknown) => void): Stores {
+  return {
+    ...stores,
+    prices: guard(stores.prices, 'prices', onError),
+    keys: guard(stores.keys, 'keys', onError),
+    close: () => stores.close(),
+  };
+}

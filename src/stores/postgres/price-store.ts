@@ -1,0 +1,104 @@
+/** Series and prices in PostgreSQL: the same semantics as the embedded store (src/stores/sqlite/price-store.ts). */
+import { type Kysely, sql } from 'kysely';
+import type pg from 'pg';
+import type { Resolution } from '../../domain/time/days.js';
+import type { PriceStore, PriceWriteSession, Series, StoredPrice } from '../types.js';
+import type { Database, SeriesTable } from './database.js';
+import { openPostgresWriteSession } from './price-write-session.js';
+
+function toSeries(row: Omit<SeriesTable, 'id' | 'updated_at'>): Series {
+  return {
+    symbol: row.symbol,
+    name: row.name,
+    kind: row.kind,
+    currency: row.currency,
+    unit: row.unit,
+    timezone: row.timezone,
+    resolution: row.resolution as Resolution,
+  };
+}
+
+const SERIES_COLUMNS = ['symbol', 'name', 'kind', 'currency', 'unit', 'timezone', 'resolution'] as const;
+
+export class PostgresPriceStore implements PriceStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly pool: pg.Pool,
+  ) {}
+
+  async listSeries(): Promise<Series[]> {
+    // `symbol` has the "C" collation: code-point order, as in SQLite.
+    const rows = await this.db.selectFrom('series').select(SERIES_COLUMNS).orderBy('symbol').execute();
+    return rows.map(toSeries);
+  }
+
+  async getSeries(symbol: string): Promise<Series | undefined> {
+    const row = await this.db
+      .selectFrom('series')
+      .select(SERIES_COLUMNS)
+      .where('symbol', '=', symbol)
+      .executeTakeFirst();
+    return row && toSeries(row);
+  }
+
+  async upsertSeries(series: Series): Promise<void> {
+    const values = { ...series, updated_at: Date.now() };
+    await this.db
+      .insertInto('series')
+      .values(values)
+      .onConflict((oc) => oc.column('symbol').doUpdateSet(values))
+      .execute();
+  }
+
+  async pricesBetween(symbol: string, from: number, to: number): Promise<StoredPrice[]> {
+    return this.db
+      .selectFrom('prices')
+      .innerJoin('series', 'series.id', 'prices.series_id')
+      .select(['prices.start_ms as start', 'prices.price'])
+      .where('series.symbol', '=', symbol)
+      .where('prices.start_ms', '>=', from)
+      .where('prices.start_ms', '<', to)
+      .orderBy('prices.start_ms')
+      .execute();
+  }
+
+  async latestPrice(symbol: string, at: number, from: number): Promise<StoredPrice | undefined> {
+    return this.db
+      .selectFrom('prices')
+      .innerJoin('series', 'series.id', 'prices.series_id')
+      .select(['prices.start_ms as start', 'prices.price'])
+      .where('series.symbol', '=', symbol)
+      .where('prices.start_ms', '>=', from)
+      .where('prices.start_ms', '<=', at)
+      .orderBy('prices.start_ms', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  async upsertPrices(symbol: string, points: readonly StoredPrice[]): Promise<number> {
+    // The same all-or-nothing write an import does, in one short transaction.
+    const session = await openPostgresWriteSession(this.pool, true);
+    await session.write(points.map((p) => ({ symbol, start: p.start, price: p.price })));
+    await session.commit();
+    return points.length;
+  }
+
+  async coverage(symbol: string): Promise<{ first: number; last: number } | undefined> {
+    const row = await this.db
+      .selectFrom('prices')
+      .innerJoin('series', 'series.id', 'prices.series_id')
+      .select((eb) => [eb.fn.min('prices.start_ms').as('first'), eb.fn.max('prices.start_ms').as('last')])
+      .where('series.symbol', '=', symbol)
+      .executeTakeFirst();
+    // min and max of no rows are NULL, not a missing row.
+    return row?.first == null || row.last == null ? undefined : { first: row.first, last: row.last };
+  }
+
+  async beginPriceWrites(options: { readonly small?: boolean } = {}): Promise<PriceWriteSession> {
+    return openPostgresWriteSession(this.pool, options.small === true);
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+}

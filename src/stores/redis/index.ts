@@ -1,0 +1,106 @@
+/**
+ * The Redis side of a scaled-out deployment (DESIGN section 7): shared rate-limit counters with a
+ * fallback, and notices between instances. Two connections: one for commands (counters, publish,
+ * ping), one the notice bus subscribes on.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
+import { type FallbackPolicy, FallbackRateLimitStore } from './fallback-rate-limit-store.js';
+import { closeClient, RedisNoticeBus } from './notice-bus.js';
+import { RedisRateLimitStore } from './rate-limit-store.js';
+
+/** Reconnect in the background, quickly at first, then every 2 s, for as long as it takes. */
+const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 2000);
+
+/**
+ * For the connection requests wait on: a command fails instead of waiting for Redis, so the
+ * fallback answers at once. No offline queue (a command while disconnected fails immediately), no
+ * re-sending after a reconnect (`maxRetriesPerRequest: 0`; the request has moved on), and a command
+ * timeout for a Redis that accepts connections but does not answer.
+ */
+export function redisCommandOptions(commandTimeoutMs = 200): RedisOptions {
+  return {
+    commandTimeout: commandTimeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    connectTimeout: 2000,
+    retryStrategy: reconnectDelay,
+  };
+}
+
+/**
+ * For the subscriber: it waits for Redis instead (SUBSCRIBE sits in the offline queue until the
+ * connection is up), has no command timeout (that would fail a queued SUBSCRIBE), and subscribes
+ * again after every reconnect.
+ */
+export function redisSubscriberOptions(): RedisOptions {
+  return {
+    maxRetriesPerRequest: null,
+    enableOfflineQueue: true,
+    autoResubscribe: true,
+    connectTimeout: 2000,
+    retryStrategy: reconnectDelay,
+  };
+}
+
+export interface OpenRedisOptions {
+  /** Put before every key and the channel name, so deployments can share a Redis (default `pp:`). */
+  readonly prefix?: string;
+  /** What rate limiting does while Redis is away. */
+  readonly fallback: FallbackPolicy;
+  /** Every decision made without Redis (count it; the error repeats for one back-off). */
+  readonly onFallback?: (decision: FallbackPolicy, error: unknown) => void;
+  /** Connection errors and dropped notices, for the log. Without it they are ignored. */
+  readonly onError?: (error: Error) => void;
+  readonly commandTimeoutMs?: number;
+  readonly backoffMs?: number;
+}
+
+export interface RedisStores {
+  readonly rateLimits: FallbackRateLimitStore;
+  readonly notices: RedisNoticeBus;
+  /**
+   * Resolves once the command connection is up and notices are subscribed; never rejects. Until
+   * then rate limiting answers by the fallback policy, so await this at start-up where that matters.
+   */
+  ready(): Promise<void>;
+  /** Rejects fast when Redis does not answer (readiness). */
+  ping(): Promise<void>;
+  /** Closes both connections, so the process can exit. */
+  close(): Promise<void>;
+}
+
+/** @example const redis = openRedis('redis://127.0.0.1:6379', { fallback: 'local' }) */
+export function openRedis(url: string, options: OpenRedisOptions): RedisStores {
+  const prefix = options.prefix ?? 'pp:';
+  const onError = options.onError ?? (() => {});
+  const commands = new Redis(url, redisCommandOptions(options.commandTimeoutMs));
+  const subscriber = new Redis(url, redisSubscriberOptions());
+  // Without a listener ioredis prints every connection error; the fallback already reports them.
+  commands.on('error', onError);
+  subscriber.on('error', onError);
+
+  const rateLimits = new FallbackRateLimitStore(
+    new RedisRateLimitStore(commands, prefix),
+    new MemoryRateLimitStore(),
+    { policy: options.fallback, backoffMs: options.backoffMs, onFallback: options.onFallback },
+  );
+  const notices = new RedisNoticeBus(commands, subscriber, prefix, { onError });
+
+  return {
+    rateLimits,
+    notices,
+    async ready() {
+      const connected =
+        commands.status === 'ready' ? undefined : new Promise((resolve) => commands.once('ready', resolve));
+      await Promise.all([connected, notices.ready()]);
+    },
+    async ping() {
+      await commands.ping();
+    },
+    async close() {
+      await Promise.all([notices.close(), closeClient(commands)]);
+    },
+  };
+}

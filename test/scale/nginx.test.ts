@@ -1,0 +1,182 @@
+/**
+ * The README's nginx example (issue 5, item 6) in front of three instances on one PostgreSQL and
+ * one Redis, run as written but for its ports and certificate: requests are spread over the three,
+ * limits stay exact through the proxy, and /metrics is closed to the outside.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { generate } from 'selfsigned';
+import { Agent, request } from 'undici';
+import {
+  cleanUp,
+  onlyJson,
+  REPO,
+  runCli,
+  type ServerProcess,
+  startServer,
+  waitUntil,
+} from '../helpers/process.js';
+import { type ScaleEnvironment, scaleEnvironment, scaleSkipReason } from '../helpers/scale.js';
+
+const NGINX = '/usr/sbin/nginx';
+const LIMIT = 30;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+function readmeNginx(): string {
+  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+  const section = readme.split('### Running several instances')[1]?.split('\n### ')[0] ?? '';
+  const block = /```nginx\n([\s\S]*?)```/.exec(section)?.[1];
+  assert.ok(block, 'README has an nginx block under "Running several instances"');
+  return block;
+}
+
+const skip = await scaleSkipReason(
+  'the nginx test',
+  existsSync(NGINX) ? [] : [`${NGINX} is not installed (apt-get install nginx-light)`],
+);
+
+describe('the README nginx example in front of three instances', { skip }, () => {
+  const servers: ServerProcess[] = [];
+  let nginx: ChildProcess | undefined;
+  let base: string;
+  let agent: Agent;
+  let env: ScaleEnvironment;
+  let settings: Record<string, string>;
+
+  before(async () => {
+    env = await scaleEnvironment('nginx', { limit: LIMIT });
+    const dir = env.dir;
+    settings = { ...env.settings, PRICEPOINT_INSECURE_HTTP: 'true', PRICEPOINT_TRUST_PROXY: '127.0.0.1' };
+    assert.equal((await runCli(['migrate'], settings)).code, 0);
+    const ports = [await freePort(), await freePort(), await freePort()];
+    for (const port of ports) {
+      servers.push(await startServer(['serve'], { ...settings, PRICEPOINT_PORT: String(port) }));
+    }
+
+    const pair = await generate([{ name: 'commonName', value: 'localhost' }], {
+      keyType: 'ec',
+      curve: 'P-256',
+      algorithm: 'sha256',
+      extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }] }],
+    });
+    writeFileSync(join(dir, 'cert.pem'), pair.cert);
+    writeFileSync(join(dir, 'key.pem'), pair.private);
+    const listen = await freePort();
+    const site = readmeNginx()
+      .replace('listen 443 ssl http2;', `listen 127.0.0.1:${listen} ssl http2;`)
+      .replace('/etc/ssl/prices.example.com.pem', join(dir, 'cert.pem'))
+      .replace('/etc/ssl/prices.example.com.key', join(dir, 'key.pem'))
+      .replace('127.0.0.1:8081', `127.0.0.1:${ports[0]}`)
+      .replace('127.0.0.1:8082', `127.0.0.1:${ports[1]}`)
+      .replace('127.0.0.1:8083', `127.0.0.1:${ports[2]}`);
+    const conf = join(dir, 'nginx.conf');
+    writeFileSync(
+      conf,
+      `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n` +
+        `access_log off;\nclient_body_temp_path ${dir}/body;\nproxy_temp_path ${dir}/proxy;\n` +
+        `fastcgi_temp_path ${dir}/fastcgi;\nuwsgi_temp_path ${dir}/uwsgi;\nscgi_temp_path ${dir}/scgi;\n` +
+        `${site}}\n`,
+    );
+    nginx = spawn(NGINX, ['-p', dir, '-c', conf, '-g', 'daemon off;'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let errors = '';
+    nginx.stderr?.on('data', (chunk) => {
+      errors += chunk;
+    });
+    base = `https://localhost:${listen}`;
+    agent = new Agent({ connect: { ca: pair.cert, servername: 'localhost' } });
+    for (let i = 0; ; i++) {
+      try {
+        await request(`${base}/healthz`, { dispatcher: agent }).then((r) => r.body.dump());
+        break;
+      } catch (error) {
+        if (i > 100 || nginx.exitCode !== null) throw new Error(`nginx did not start: ${errors} ${error}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  });
+
+  after(async () => {
+    nginx?.kill('SIGTERM');
+    await agent?.close();
+    await cleanUp();
+    await env?.drop();
+  });
+
+  const get = async (path: string, headers: Record<string, string> = {}) => {
+    const response = await request(`${base}${path}`, { headers, dispatcher: agent });
+    return { status: response.statusCode, text: await response.body.text() };
+  };
+
+  test('requests reach all three instances, and limits stay exact through the proxy', async () => {
+    const key = (
+      onlyJson(
+        await runCli(['keys', 'create', '--tier', 'exact', '--name', 'nginx', '--json'], settings),
+      ) as {
+        key: string;
+      }
+    ).key;
+    const statuses = await Promise.all(
+      Array.from({ length: LIMIT * 3 }, () =>
+        get('/api/v1/series', { 'x-api-key': key }).then((a) => a.status),
+      ),
+    );
+    assert.deepEqual(
+      { ok: statuses.filter((s) => s === 200).length, limited: statuses.filter((s) => s === 429).length },
+      { ok: LIMIT, limited: LIMIT * 2 },
+    );
+    // Each instance logs a request after answering it, so its line can reach the test after the
+    // answer does: wait for all of them before counting per instance.
+    const served = await waitUntil(
+      () => {
+        const counts = servers.map(
+          (s) => s.logs().filter((line) => line.msg === 'request' && line.url === '/api/v1/series').length,
+        );
+        return counts.reduce((a, b) => a + b, 0) >= LIMIT * 3 ? counts : undefined;
+      },
+      5_000,
+      `the log lines of all ${LIMIT * 3} requests`,
+    );
+    assert.ok(
+      served.every((n) => n > 0),
+      `every instance served some: ${served.join(', ')}`,
+    );
+    // nginx passes the client's address on in X-Forwarded-For, and the instances believe it.
+    const forwarded = await get('/api/v1/usage', { 'x-api-key': key, 'x-forwarded-for': '203.0.113.7' });
+    assert.equal(forwarded.status, 200, forwarded.text);
+    // The log line is written after the answer; wait for it to arrive on the instance's stdout.
+    const ips = await waitUntil(
+      () => {
+        const found = servers.flatMap((s) =>
+          s
+            .logs()
+            .filter((l) => l.url === '/api/v1/usage')
+            .map((l) => l.ip),
+        );
+        return found.length > 0 ? found : undefined;
+      },
+      5_000,
+      'the log line of the forwarded request',
+    );
+    assert.deepEqual(ips, ['203.0.113.7']);
+  });
+
+  test('/metrics is refused from outside the allowed network, /readyz answers', async () => {
+    assert.equal((await get('/metrics')).status, 403);
+    const ready = await get('/readyz');
+    assert.equal(ready.status, 200, ready.text);
+    assert.equal(JSON.parse(ready.text).status, 'ready');
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * The store behaviour suite (store-behaviour.ts) on the scale-out engine: every test opens stores
+ * in a fresh schema `pp_test_<random>` and drops it with CASCADE when it closes them. Skipped with
+ * the reason when PostgreSQL is unreachable, except on CI, where that fails (helpers/postgres.ts).
+ */
+import assert from 'node:assert/strict';
+import { createConnection, createServer, type Socket } from 'node:net';
+import { describe, test } from 'node:test';
+import { openPostgresStores } from '../../src/stores/postgres/index.js';
+import { postgresSchemaUrl } from '../helpers/postgres.js';
+import { type OpenStores, storeBehaviour } from './store-behaviour.js';
+
+const probe = await postgresSchemaUrl();
+const skip = 'skip' in probe ? probe.skip : false;
+
+async function openInFreshSchema(): Promise<OpenStores> {
+  const target = await postgresSchemaUrl();
+  if ('skip' in target) throw new Error(target.skip);
+  try {
+    const stores = await openPostgresStores(target.url, { schema: target.schema });
+    return {
+      ...stores,
+      async close() {
+        try {
+          await stores.close();
+        } finally {
+          await target.drop();
+        }
+      },
+    };
+  } catch (error) {
+    await target.drop();
+    throw error;
+  }
+}
+
+describe('PostgreSQL stores', { skip }, () => {
+  storeBehaviour('PostgreSQL', openInFreshSchema);
+
+  describe('PostgreSQL specifics', () => {
+    test('migrations run once when several instances open one schema at the same time', async () => {
+      const target = await postgresSchemaUrl();
+      if ('skip' in target) throw new Error(target.skip);
+      try {
+        const opened = await Promise.all(
+          Array.from({ length: 4 }, () => openPostgresStores(target.url, { schema: target.schema })),
+        );
+        await opened[0]!.prices.upsertSeries({
+          symbol: 'NO1',
+          name: 'Oslo',
+          kind: 'electricity',
+          currency: 'EUR',
+          unit: 'MWh',
+          timezone: 'Europe/Oslo',
+          resolution: 'PT15M',
+        });
+        for (const stores of opened) assert.equal((await stores.prices.listSeries()).length, 1);
+        await Promise.all(opened.map((s) => s.close()));
+      } finally {
+        await target.drop();
+      }
+    });
+
+    test('an unreachable database is a rejected promise, not a crash or a hang', async () => {
+      // Port 1 on loopback: nothing listens, so the connection is refused at once.
+      await assert.rejects(openPostgresStores('postgres://postgres@127.0.0.1:1/test'));
+    });
+
+    test('a connection lost mid-import or while idle is a rejected call, never a crash', async () => {
+      const target = await postgresSchemaUrl();
+      if ('skip' in target) throw new Error(target.skip);
+      const proxy = await cuttableProxy(new URL(target.url));
+      const url = new URL(target.url);
+      url.host = `127.0.0.1:${proxy.port}`;
+      const stores = await openPostgresStores(url.href, { schema: target.schema });
+      try {
+        await stores.prices.upsertSeries({
+          symbol: 'NO1',
+          name: 'Oslo',
+          kind: 'electricity',
+          currency: 'EUR',
+          unit: 'MWh',
+          timezone: 'Europe/Oslo',
+          resolution: 'PT15M',
+        });
+        const session = await stores.prices.beginPriceWrites();
+        await session.write([{ symbol: 'NO1', start: 0, price: '1' }]);
+        await proxy.cut(); // the import's client is checked out; the pool's others sit idle
+        await assert.rejects(session.write([{ symbol: 'NO1', start: 1, price: '2' }]));
+        await session.rollback();
+        await assert.rejects(stores.prices.ping(), 'nothing listens any more');
+        await assert.rejects(stores.keys.get('k1'), 'nothing listens any more');
+      } finally {
+        await stores.close();
+        await target.drop();
+      }
+    });
+  });
+});
+
+/** A TCP proxy to PostgreSQL whose connections can all be cut at once, and which then refuses new ones. */
+async function cuttableProxy(target: URL): Promise<{ port: number; cut(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = createConnection(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => sockets.delete(socket));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    port,
+    cut: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      }),
+  };
+}
