@@ -17,6 +17,7 @@ import { createRateLimiter } from '../services/rate-limiter.js';
 import { createSeriesService } from '../services/series-service.js';
 import { guardStores } from '../stores/guard.js';
 import type { Stores } from '../stores/types.js';
+import { createAnswerCache } from './answer-cache.js';
 import { registerDocs } from './docs.js';
 import { createKeyGuard } from './key-guard.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -41,6 +42,9 @@ export interface AppDeps {
   /** Created by the caller when the stores report into it too (store errors, fallbacks). */
   readonly metrics?: Metrics;
 }
+
+/** Bytes of finished answers kept per process: a few thousand days of every development series. */
+const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? Date.now;
@@ -109,6 +113,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     }),
   };
   const keyGuard = createKeyGuard(services.auth, services.limiter);
+  const changeToken = stores.prices.changeToken?.bind(stores.prices);
+  const answers = createAnswerCache({
+    maxBytes: ANSWER_CACHE_BYTES,
+    ...(changeToken && { token: changeToken }),
+  });
 
   app.decorateRequest('caller', null);
   app.decorateRequest('limitHeaders', null);
@@ -139,7 +148,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   stores.notices.subscribe((notice) => {
     if (notice.kind === 'keys') services.auth.forget();
-    else services.prices.forget(notice.symbols);
+    else {
+      services.prices.forget(notice.symbols);
+      answers.forget(notice.symbols);
+    }
   });
   // Last-used times still in memory are written before the stores close (they close after the app).
   app.addHook('onClose', () => services.auth.close());
@@ -187,7 +199,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   healthRoutes(app, { stores });
   metricsRoutes(app, { metrics });
-  priceRoutes(app, { prices: services.prices, keyGuard });
+  priceRoutes(app, { prices: services.prices, keyGuard, answers, freshMs: config.readCacheMs, clock });
   priceWriteRoutes(app, {
     prices: stores.prices,
     imports: createImportService({ prices: stores.prices }),

@@ -5,6 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import Negotiator from 'negotiator';
+import { type AnswerCache, type CachedAnswer, type Coding, MIN_COMPRESS_BYTES } from './answer-cache.js';
 
 /** Seconds a client may reuse an answer holding today, tomorrow, the latest price or the catalogue. */
 export const SHORT_MAX_AGE = 60;
@@ -55,4 +57,58 @@ export function sendCacheable(
     .header('vary', 'accept, x-api-key, authorization');
   if (noneMatch(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
   return reply.type(answer.type).send(answer.body());
+}
+
+const CODINGS: readonly string[] = ['br', 'gzip', 'identity'];
+// Clients send a handful of distinct Accept-Encoding values; each is negotiated once.
+const codingOf = new Map<string, Coding | undefined>();
+
+/**
+ * The content coding to answer in for an `Accept-Encoding` header: Brotli, then gzip, else none.
+ * @example preferredCoding('gzip, deflate, br') // 'br'
+ */
+export function preferredCoding(header: string | undefined): Coding | undefined {
+  if (header === undefined || header === '') return undefined;
+  let coding = codingOf.get(header);
+  if (coding === undefined && !codingOf.has(header)) {
+    // Ties in q go to the server's order (Brotli first); @types/negotiator lacks the option.
+    const negotiator = new Negotiator({ headers: { 'accept-encoding': header } }) as unknown as {
+      encoding(available: string[], options: { preferred: string[] }): string | undefined;
+    };
+    const best = negotiator.encoding([...CODINGS], { preferred: [...CODINGS] });
+    coding = best === 'br' || best === 'gzip' ? best : undefined;
+    if (codingOf.size >= 256) codingOf.clear();
+    codingOf.set(header, coding);
+  }
+  return coding;
+}
+
+/**
+ * Sends a finished answer: 304 when the client holds it, else its bytes, compressed when the client
+ * takes Brotli or gzip. A compressed body has its own strong ETag (RFC 9110 section 8.8.3).
+ */
+export async function sendAnswer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  cache: AnswerCache,
+  key: string,
+  answer: CachedAnswer,
+): Promise<FastifyReply> {
+  const coding =
+    answer.body.length >= MIN_COMPRESS_BYTES
+      ? preferredCoding(request.headers['accept-encoding'])
+      : undefined;
+  const etag = coding === undefined ? answer.etag : `${answer.etag.slice(0, -1)}-${coding}"`;
+  reply
+    .header('etag', etag)
+    .header('cache-control', `private, max-age=${answer.maxAge}`)
+    .header('vary', 'accept, accept-encoding, x-api-key, authorization');
+  const held = request.headers['if-none-match'];
+  if (held !== undefined && (noneMatch(held, etag) || noneMatch(held, answer.etag))) {
+    return reply.code(304).send();
+  }
+  reply.type(answer.type);
+  if (coding === undefined) return reply.send(answer.body);
+  const body = await cache.encoded(key, answer, coding);
+  return reply.header('content-encoding', coding).send(body);
 }

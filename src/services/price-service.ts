@@ -40,6 +40,11 @@ export interface DayAnswer {
   readonly series: readonly SeriesDay[];
   /** Every day in the answer has ended in its zone, so only a correction could change it. */
   readonly settled: boolean;
+  /**
+   * The first local midnight after `generatedAt` in any zone the answer is read in: from then on the
+   * same request can mean other days (today moves on) or fall outside the tier's history.
+   */
+  readonly changesAt: number;
 }
 
 export interface DayQuery {
@@ -222,6 +227,7 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
       generatedAt: new Date(now).toISOString(),
       series: days.flat(),
       settled: wanted.every((w) => w.to < w.today),
+      changesAt: nextMidnight(now, wanted),
     };
   }
 
@@ -278,7 +284,18 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
           return { ...s, resolution: served, date, prices: holding };
         }),
       );
-      return { generatedAt: new Date(now).toISOString(), series, settled: false };
+      return {
+        generatedAt: new Date(now).toISOString(),
+        series,
+        settled: false,
+        changesAt: nextMidnight(
+          now,
+          selected.map((s) => ({
+            zone: query.tz ?? s.timezone,
+            today: localDate(now, query.tz ?? s.timezone),
+          })),
+        ),
+      };
     },
 
     /**
@@ -297,6 +314,13 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
       );
     },
   };
+}
+
+/** The earliest end of today among `days` (each a zone and its today); a day from now when none. */
+function nextMidnight(now: number, days: readonly { zone: string; today: CalendarDate }[]): number {
+  let first = now + 86_400_000;
+  for (const d of days) first = Math.min(first, dayBounds(d.today, d.zone).end);
+  return first;
 }
 
 /** Refuses a range that runs backwards or spans more than `MAX_RANGE_DAYS` days. */

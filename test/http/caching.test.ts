@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { dayIntervals, formatInstant } from '../../src/domain/time/days.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
@@ -42,9 +43,23 @@ describe('ETag, If-None-Match and Cache-Control', () => {
   test('the ETag names the content, not the moment: it stays while generatedAt moves on', async () => {
     const first = await get('/api/v1/prices/today?symbols=NO1');
     h.clock.advance(1_000);
+    // An answer is built once and served as built until its data or its day changes (issue 6):
+    // generatedAt says when that was.
+    const again = await get('/api/v1/prices/today?symbols=NO1');
+    assert.equal(again.body, first.body, 'a repeated request gets the answer as it was built');
+    // Writing the very same value again drops the built answer: rebuilt later, same content, same tag.
+    const writer = (await h.createKey({ scopes: ['write'], tier: 'pro' })).key;
+    const point = first.json().series[0].prices[7] as { start: string; price: number };
+    const put = await h.app.inject({
+      method: 'PUT',
+      url: '/api/v1/series/NO1/prices',
+      headers: { 'x-api-key': writer, 'content-type': 'text/csv' },
+      payload: `start,price\n${point.start},${point.price}\n`,
+    });
+    assert.equal(put.statusCode, 200, put.body);
     const second = await get('/api/v1/prices/today?symbols=NO1');
-    assert.notEqual(first.json().generatedAt, second.json().generatedAt);
-    assert.equal(first.headers.etag, second.headers.etag);
+    assert.notEqual(first.json().generatedAt, second.json().generatedAt, 'the answer was built again');
+    assert.equal(first.headers.etag, second.headers.etag, 'with the same content, the same ETag');
     const csv = await get('/api/v1/prices/today?symbols=NO1&format=csv');
     assert.notEqual(csv.headers.etag, first.headers.etag, 'CSV and JSON are different answers');
     const other = await get('/api/v1/prices/today?symbols=DE-LU');
@@ -110,6 +125,47 @@ describe('ETag, If-None-Match and Cache-Control', () => {
         [urls[5], false],
       ],
     );
+  });
+
+  test('a built answer ends with its day: after local midnight "today" is the next day', async () => {
+    const before = await get('/api/v1/prices/today?symbols=NO1');
+    assert.equal(before.json().series[0].date, '2026-11-22', 'today before midnight in Oslo');
+    // 10:15:03Z to 23:00:00Z, midnight in Oslo; the clock of the harness moves, the data does not.
+    h.clock.set('2026-11-22T22:59:59.999Z');
+    const late = await get('/api/v1/prices/today?symbols=NO1');
+    assert.equal(late.json().series[0].date, '2026-11-22', 'a millisecond before midnight: still the 22nd');
+    h.clock.advance(1);
+    const after = await get('/api/v1/prices/today?symbols=NO1');
+    assert.equal(after.json().series[0].date, '2026-11-23', 'at midnight in Oslo today is the 23rd');
+    assert.notEqual(after.headers.etag, before.headers.etag, 'another day, another ETag');
+    h.clock.set('2026-11-22T10:15:03.120Z');
+  });
+
+  test('Brotli and gzip: the same bytes compressed, each coding with its own ETag', async () => {
+    const plain = await get('/api/v1/prices/today');
+    for (const [accept, coding, decode] of [
+      ['gzip, deflate, br', 'br', brotliDecompressSync],
+      ['gzip', 'gzip', gunzipSync],
+      ['br;q=0.5, gzip;q=0.9', 'gzip', gunzipSync],
+    ] as const) {
+      const packed = await get('/api/v1/prices/today', { 'accept-encoding': accept });
+      assert.equal(packed.headers['content-encoding'], coding, accept);
+      assert.equal(decode(packed.rawPayload).toString(), plain.body, `${accept}: the same answer`);
+      assert.ok(
+        packed.rawPayload.length * 5 < plain.rawPayload.length,
+        `${accept}: at least 5 times smaller`,
+      );
+      assert.equal(packed.headers.etag, `${String(plain.headers.etag).slice(0, -1)}-${coding}"`, accept);
+      assert.match(String(packed.headers.vary), /accept-encoding/, accept);
+      const held = await get('/api/v1/prices/today', {
+        'accept-encoding': accept,
+        'if-none-match': String(packed.headers.etag),
+      });
+      assert.equal(held.statusCode, 304, `${accept}: If-None-Match with the compressed tag`);
+    }
+    const refused = await get('/api/v1/prices/today', { 'accept-encoding': 'br;q=0, gzip;q=0' });
+    assert.equal(refused.headers['content-encoding'], undefined, 'no coding the client accepts: identity');
+    assert.equal(refused.body, plain.body, 'identity body');
   });
 
   test('errors are never cached', async () => {

@@ -6,9 +6,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
+import type { Tier } from '../../domain/limits/tiers.js';
 import { isCalendarDate } from '../../domain/time/days.js';
-import type { DayAnswer, DayName, PriceService } from '../../services/price-service.js';
-import { entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendCacheable } from '../caching.js';
+import type { DayAnswer, DayName, DayQuery, PriceService } from '../../services/price-service.js';
+import type { AnswerCache, CachedAnswer } from '../answer-cache.js';
+import { entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
 import type { KeyGuard } from '../key-guard.js';
 import { answerFormat, parseReadQuery, ReadQueryFields, SeriesMetaFields } from '../read-query.js';
 import { renderDayCsv, renderDayJson, renderSeriesDaysJson } from '../render/day-answer.js';
@@ -93,45 +95,59 @@ export function parseDayName(value: string, parameter: string, where = 'paramete
   );
 }
 
-/** A day answer as JSON or CSV, with an ETag that ignores `generatedAt` and a fitting max-age. */
-function sendDays(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  answer: DayAnswer,
-  format: 'json' | 'csv',
-): FastifyReply {
-  const maxAge = answer.settled ? LONG_MAX_AGE : SHORT_MAX_AGE;
-  if (format === 'csv') {
-    const csv = renderDayCsv(answer);
-    return sendCacheable(request, reply, {
-      etag: entityTag('csv', csv),
-      maxAge,
-      type: 'text/csv; charset=utf-8',
-      body: () => csv,
-    });
-  }
-  const seriesJson = renderSeriesDaysJson(answer.series);
-  return sendCacheable(request, reply, {
-    etag: entityTag('json', seriesJson),
-    maxAge,
-    type: 'application/json; charset=utf-8',
-    body: () => renderDayJson(answer, seriesJson),
-  });
+/** The answer's bytes, validators and lifetime, for the answer cache. */
+function prepared(answer: DayAnswer, format: 'json' | 'csv', until: number): CachedAnswer {
+  const seriesJson = format === 'json' ? renderSeriesDaysJson(answer.series) : '';
+  const text = format === 'csv' ? renderDayCsv(answer) : renderDayJson(answer, seriesJson);
+  const symbols = answer.series.map((s) => s.symbol);
+  return {
+    // generatedAt is left out of the tag: the same content built again keeps its ETag.
+    etag: entityTag(format, format === 'csv' ? text : seriesJson),
+    maxAge: answer.settled ? LONG_MAX_AGE : SHORT_MAX_AGE,
+    type: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
+    body: Buffer.from(text),
+    tags: symbols,
+    validUntil: Math.min(answer.changesAt, until),
+    coded: {},
+  };
 }
 
-export function priceRoutes(app: FastifyInstance, deps: { prices: PriceService; keyGuard: KeyGuard }): void {
+export interface PriceRouteDeps {
+  readonly prices: PriceService;
+  readonly keyGuard: KeyGuard;
+  /** Finished day answers; `freshMs` bounds how long one is reused without a change notice. */
+  readonly answers: AnswerCache;
+  readonly freshMs: number;
+  readonly clock: () => number;
+}
+
+export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const read = deps.keyGuard();
 
-  async function oneDay(
+  /**
+   * Answers from the cache when it holds this request's answer, else builds it with `build`, keeps
+   * it and answers. The URL names the day and every parameter; the tier decides which series and
+   * days may be read, and the format may come from `Accept`, so all three make the cache key.
+   */
+  async function cachedDays(
     request: FastifyRequest,
     reply: FastifyReply,
+    format: 'json' | 'csv' | undefined,
+    build: (tier: Tier, query: DayQuery) => Promise<DayAnswer>,
     query: Static<typeof DayQuerySchema>,
-    day: DayName,
   ) {
-    const format = answerFormat(request, query.format);
-    const answer = await deps.prices.day(request.caller!.tier, parseReadQuery(query), day);
-    return sendDays(request, reply, answer, format);
+    const chosen = answerFormat(request, format);
+    const tier = request.caller!.tier;
+    const key = `${tier.name}|${chosen}|${request.url}`;
+    const now = deps.clock();
+    let answer = deps.answers.get(key, now);
+    if (answer === undefined) {
+      const built = await build(tier, parseReadQuery(query));
+      answer = prepared(built, chosen, deps.freshMs > 0 ? now + deps.freshMs : now);
+      if (answer.validUntil > now) deps.answers.set(key, answer);
+    }
+    return sendAnswer(request, reply, deps.answers, key, answer);
   }
 
   api.get(
@@ -146,7 +162,14 @@ export function priceRoutes(app: FastifyInstance, deps: { prices: PriceService; 
         response: dayResponses("Today's prices, in each series' zone or in `tz`."),
       },
     },
-    (request, reply) => oneDay(request, reply, request.query, { offset: 0 }),
+    (request, reply) =>
+      cachedDays(
+        request,
+        reply,
+        request.query.format,
+        (tier, q) => deps.prices.day(tier, q, { offset: 0 }),
+        request.query,
+      ),
   );
 
   api.get(
@@ -163,9 +186,10 @@ export function priceRoutes(app: FastifyInstance, deps: { prices: PriceService; 
       },
     },
     async (request, reply) => {
+      // The current interval moves on within minutes: built for every request, never kept.
       const format = answerFormat(request, request.query.format);
       const answer = await deps.prices.latest(request.caller!.tier, parseReadQuery(request.query));
-      return sendDays(request, reply, answer, format);
+      return sendAnswer(request, reply, deps.answers, '', prepared(answer, format, 0));
     },
   );
 
@@ -183,8 +207,16 @@ export function priceRoutes(app: FastifyInstance, deps: { prices: PriceService; 
         response: dayResponses('The prices of the day.'),
       },
     },
-    (request, reply) =>
-      oneDay(request, reply, request.query, parseDayName(request.params.date, 'date', 'path segment')),
+    (request, reply) => {
+      const day = parseDayName(request.params.date, 'date', 'path segment');
+      return cachedDays(
+        request,
+        reply,
+        request.query.format,
+        (tier, q) => deps.prices.day(tier, q, day),
+        request.query,
+      );
+    },
   );
 
   api.get(
@@ -200,16 +232,17 @@ export function priceRoutes(app: FastifyInstance, deps: { prices: PriceService; 
         response: dayResponses('One entry per series and day.'),
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const { from, to, ...rest } = request.query;
-      const format = answerFormat(request, rest.format);
-      const answer = await deps.prices.range(
-        request.caller!.tier,
-        parseReadQuery(rest),
-        parseDayName(from, 'from'),
-        parseDayName(to, 'to'),
+      const first = parseDayName(from, 'from');
+      const last = parseDayName(to, 'to');
+      return cachedDays(
+        request,
+        reply,
+        rest.format,
+        (tier, q) => deps.prices.range(tier, q, first, last),
+        rest,
       );
-      return sendDays(request, reply, answer, format);
     },
   );
 }

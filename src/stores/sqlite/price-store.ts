@@ -21,20 +21,34 @@ function toSeries(row: Omit<SeriesTable, 'id' | 'updated_at'>): Series {
 const SERIES_COLUMNS = ['symbol', 'name', 'kind', 'currency', 'unit', 'timezone', 'resolution'] as const;
 
 export class SqlitePriceStore implements PriceStore {
-  /** `total_changes()` counts this connection's writes, `data_version` moves with other connections' commits. */
-  private readonly version: SQLite.Statement<[], unknown[]>;
+  /** Counts this connection's writes: a tenth of a microsecond. */
+  private readonly ownChanges: SQLite.Statement<[], number>;
+  /** Moves with other connections' commits (a CLI import): a few microseconds, as it reads the WAL index. */
+  private readonly dataVersion: SQLite.Statement<[], number>;
+  /** `data_version` as read in this turn of the event loop; cleared when the turn ends. */
+  private otherChanges: number | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly raw: SQLite.Database,
   ) {
-    this.version = raw
-      .prepare<[], unknown[]>('select total_changes(), data_version from pragma_data_version()')
-      .raw();
+    this.ownChanges = raw.prepare<[], number>('select total_changes()').pluck();
+    this.dataVersion = raw.prepare<[], number>('pragma data_version').pluck();
   }
 
+  /**
+   * Changes whenever the data may have: at once for this process' writes, and for another
+   * process' commits from the next turn of the event loop on. Requests that arrive in one turn
+   * share one read of `data_version`, which under load saves most of its cost.
+   */
   changeToken(): string {
-    return (this.version.get() ?? []).join(':');
+    if (this.otherChanges === undefined) {
+      this.otherChanges = this.dataVersion.get() ?? 0;
+      setImmediate(() => {
+        this.otherChanges = undefined;
+      });
+    }
+    return `${this.ownChanges.get()}:${this.otherChanges}`;
   }
 
   async listSeries(): Promise<Series[]> {

@@ -1,0 +1,150 @@
+/**
+ * Finished answers of the day endpoints, kept as the bytes that go on the wire (issue 6): each one
+ * is serialised once per (tier, day, symbols, tz, format, resolution) and compressed once per
+ * encoding, so a repeated request costs a map lookup and a socket write. An entry is dropped when
+ * a notice says one of its series changed, when the store's change token moves (another process
+ * wrote to the SQLite file), at the first local midnight of its zones (today becomes yesterday)
+ * and after the read cache's freshness (PostgreSQL, where a notice may be lost).
+ */
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
+
+/** The content codings offered, best first: Brotli is smaller, gzip is understood everywhere. */
+export type Coding = 'br' | 'gzip';
+
+export interface CachedAnswer {
+  /** The strong ETag of the identity body; a compressed body's tag carries its coding. */
+  readonly etag: string;
+  readonly maxAge: number;
+  readonly type: string;
+  readonly body: Buffer;
+  /** Series the answer holds, or `*` for "every series the tier reads" (a new series changes it). */
+  readonly tags: readonly string[];
+  /** App-clock milliseconds after which the answer must be built again. */
+  readonly validUntil: number;
+  /** Compressed bodies, made on first demand. */
+  readonly coded: Partial<Record<Coding, Promise<Buffer>>>;
+}
+
+export interface AnswerCacheOptions {
+  /** Bytes of bodies (all codings) kept at most; past it the oldest entries go first. */
+  readonly maxBytes: number;
+  /** The store's change token; a new token drops every entry. */
+  readonly token?: () => string;
+}
+
+/** Bodies smaller than this are sent as they are: compressing them saves less than it costs. */
+export const MIN_COMPRESS_BYTES = 1024;
+
+export function createAnswerCache(options: AnswerCacheOptions) {
+  const entries = new Map<string, CachedAnswer>();
+  const sizes = new Map<string, number>();
+  let bytes = 0;
+  let token: string | undefined;
+
+  function drop(key: string): void {
+    entries.delete(key);
+    bytes -= sizes.get(key) ?? 0;
+    sizes.delete(key);
+  }
+
+  function clear(): void {
+    entries.clear();
+    sizes.clear();
+    bytes = 0;
+  }
+
+  function account(key: string, added: number): void {
+    sizes.set(key, (sizes.get(key) ?? 0) + added);
+    bytes += added;
+    // Maps iterate in insertion order: the first keys are the oldest answers.
+    for (const oldest of entries.keys()) {
+      if (bytes <= options.maxBytes || oldest === key) break;
+      drop(oldest);
+    }
+  }
+
+  return {
+    /**
+     * The cached answer for `key` while it is valid at `now`.
+     * @example cache.get('demo|today|NO1||json|', clock())
+     */
+    get(key: string, now: number): CachedAnswer | undefined {
+      if (options.token !== undefined) {
+        let current: string | undefined;
+        try {
+          current = options.token();
+        } catch {
+          current = undefined; // the store cannot say: build again rather than trust old bytes
+        }
+        if (current !== token || current === undefined) {
+          clear();
+          token = current;
+        }
+      }
+      const hit = entries.get(key);
+      if (hit === undefined) return undefined;
+      if (now < hit.validUntil) return hit;
+      drop(key);
+      return undefined;
+    },
+
+    set(key: string, answer: CachedAnswer): void {
+      drop(key);
+      // A long range of many series would push out hundreds of days that are asked for more often.
+      if (answer.body.length > options.maxBytes / 16) return;
+      entries.set(key, answer);
+      account(key, answer.body.length);
+    },
+
+    /**
+     * The body in `coding`, compressed once and shared by every later request for it.
+     * @example await cache.encoded(key, answer, 'br')
+     */
+    encoded(key: string, answer: CachedAnswer, coding: Coding): Promise<Buffer> {
+      let body = answer.coded[coding];
+      if (body === undefined) {
+        body =
+          coding === 'br'
+            ? brotli(answer.body, {
+                params: {
+                  // Quality 9 is a tenth of 11's cost and within a few per cent of its size.
+                  [constants.BROTLI_PARAM_QUALITY]: 9,
+                  [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+                  [constants.BROTLI_PARAM_SIZE_HINT]: answer.body.length,
+                },
+              })
+            : gzipped(answer.body, { level: 9 });
+        (answer.coded as Record<Coding, Promise<Buffer>>)[coding] = body;
+        body.then(
+          (done) => {
+            if (entries.get(key) === answer) account(key, done.length);
+          },
+          () => delete answer.coded[coding],
+        );
+      }
+      return body;
+    },
+
+    /** Drops every answer holding one of `symbols`, and every all-series answer. */
+    forget(symbols: readonly string[]): void {
+      const wanted = new Set([...symbols, '*']);
+      for (const [key, entry] of entries) {
+        if (entry.tags.some((t) => wanted.has(t))) drop(key);
+      }
+    },
+
+    get size(): number {
+      return entries.size;
+    },
+
+    get bytes(): number {
+      return bytes;
+    },
+  };
+}
+
+export type AnswerCache = ReturnType<typeof createAnswerCache>;
