@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { openErrors } from './schemas.js';
+import { type HeaderDocs, openErrors, REQUEST_ID_HEADER } from './schemas.js';
 
 export const OPENAPI_PATH = '/api/v1/openapi.json';
 export const DOCS_PREFIX = '/docs';
@@ -68,11 +68,45 @@ export function collapseLiteralUnions(node: Json): Json {
   return { ...rest, type: anyOf[0]?.type, enum: anyOf.map((s) => s.enum[0]) };
 }
 
+type HeaderObject = { schema?: { required?: unknown } & Record<string, unknown> } & Record<string, unknown>;
+
+/**
+ * @fastify/swagger copies each response header definition whole into the Header Object's `schema`,
+ * where a boolean `required` is no JSON Schema. This moves it onto the Header Object itself, where
+ * OpenAPI reads it ("every answer of this status carries this header").
+ */
+export function liftHeaderRequired(document: Json): Json {
+  const paths = (document as { paths?: Record<string, Record<string, unknown>> }).paths ?? {};
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      const responses = (operation as { responses?: Record<string, { headers?: unknown }> }).responses;
+      for (const response of Object.values(responses ?? {})) {
+        for (const headerObject of Object.values((response.headers ?? {}) as Record<string, HeaderObject>)) {
+          const { schema } = headerObject;
+          if (typeof schema?.required !== 'boolean') continue;
+          if (schema.required) headerObject.required = true;
+          delete schema.required;
+        }
+      }
+    }
+  }
+  return document;
+}
+
+const DOCUMENT_HEADERS: HeaderDocs = {
+  ...REQUEST_ID_HEADER,
+  'cache-control': {
+    type: 'string',
+    description: 'no-cache: fetch it again rather than reuse it; it changes when the server is upgraded.',
+    required: true,
+  },
+};
+
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     transformObject: (document) =>
-      collapseLiteralUnions(
-        'openapiObject' in document ? document.openapiObject : document.swaggerObject,
+      liftHeaderRequired(
+        collapseLiteralUnions('openapiObject' in document ? document.openapiObject : document.swaggerObject),
       ) as never,
     openapi: {
       openapi: '3.1.0',
@@ -111,7 +145,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
         response: {
           200: {
             description: 'The OpenAPI document.',
-            headers: { 'x-request-id': { type: 'string', description: 'The id of this request.' } },
+            headers: DOCUMENT_HEADERS,
             content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
           },
           ...openErrors(500, 503),

@@ -2,7 +2,7 @@
  * The query parameters every read endpoint shares (DESIGN section 2): `symbols`, `tz`, `format` and
  * `resolution`, as one schema (validation and OpenAPI) and one parser into a service query.
  */
-import { Type } from '@sinclair/typebox';
+import { type TUnsafe, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
 import { ApiError } from '../domain/errors/api-error.js';
@@ -13,11 +13,22 @@ import type { DayQuery } from '../services/price-service.js';
 
 const MAX_SYMBOLS = 100;
 
+/**
+ * One of a few strings, as a plain `enum`. Not a union of literals: Ajv reports a bad value of such a
+ * union as "must be equal to constant", an `enum` with its allowed values, which the error handler
+ * names in the 400 ("must be one of json, csv").
+ * @example stringEnum(['json', 'csv'], 'The format.')
+ */
+export function stringEnum<const T extends readonly string[]>(values: T, description: string) {
+  // `Unsafe` types the value for TypeBox; `enum` in the type is what the Fastify type provider
+  // (TypeBox 1, which infers from the shape of a schema) reads, so handlers see the union too.
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description }) as TUnsafe<T[number]> & {
+    readonly enum: T;
+  };
+}
+
 const resolutionSchema = (description: string) =>
-  Type.Union(
-    (Object.keys(RESOLUTIONS) as Resolution[]).map((r) => Type.Literal(r)),
-    { description },
-  );
+  stringEnum(Object.keys(RESOLUTIONS) as Resolution[], description);
 
 export const ReadQueryFields = {
   symbols: Type.Optional(
@@ -34,9 +45,7 @@ export const ReadQueryFields = {
     }),
   ),
   format: Type.Optional(
-    Type.Union([Type.Literal('json'), Type.Literal('csv')], {
-      description: 'json (default) or csv; Accept: text/csv works the same.',
-    }),
+    stringEnum(['json', 'csv'], 'json (default) or csv; Accept: text/csv works the same.'),
   ),
   resolution: Type.Optional(
     resolutionSchema(
@@ -44,6 +53,22 @@ export const ReadQueryFields = {
     ),
   ),
 };
+
+/**
+ * The request headers the read endpoints honour besides the key, for a route's `schema.headers`, so
+ * that the document lists them as header parameters. Any other header stays allowed: the key
+ * travels in one, documented by the security schemes and never as a parameter with an example.
+ * `Accept` is not listed: OpenAPI ignores a header parameter of that name. The media types of the
+ * 200 answer document it, and swagger-ui sends it from its response content type selector.
+ */
+export const ReadHeadersSchema = Type.Object({
+  'if-none-match': Type.Optional(
+    Type.String({
+      description:
+        'The ETag of an earlier answer: 304 without a body while that answer is still current. `*` matches any.',
+    }),
+  ),
+});
 
 /** The metadata of a series as every read answer writes it. */
 export const SeriesMetaFields = {

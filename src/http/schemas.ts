@@ -51,14 +51,40 @@ export const ProblemSchema = Type.Object(
   { additionalProperties: true, description: 'application/problem+json (RFC 9457).' },
 );
 
-const header = (description: string, type: 'string' | 'integer' = 'string') => ({ type, description });
+/** A documented response header: `type` of its value, and whether every such answer carries it. */
+export interface HeaderDoc {
+  readonly type: 'string' | 'integer';
+  readonly description: string;
+  /**
+   * `true`: every answer of this status carries it. @fastify/swagger copies the whole definition
+   * into the header's `schema`; docs.ts lifts this flag onto the Header Object, where OpenAPI wants it.
+   */
+  readonly required?: true;
+}
+export type HeaderDocs = Readonly<Record<string, HeaderDoc>>;
 
-export const REQUEST_ID_HEADER = {
+const header = (description: string, type: 'string' | 'integer' = 'string'): HeaderDoc => ({
+  type,
+  description,
+  required: true,
+});
+
+/** The same headers, but only on some answers of a status (said in each description why). */
+function sometimes(headers: HeaderDocs, when: string): HeaderDocs {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, { type, description }]) => [
+      name,
+      { type, description: `${description} ${when}` },
+    ]),
+  );
+}
+
+export const REQUEST_ID_HEADER: HeaderDocs = {
   'x-request-id': header('The id of this request in the server logs.'),
 };
 
 /** On every counted answer (DESIGN section 4): the limit closest to running out. */
-export const RATE_LIMIT_HEADERS = {
+export const RATE_LIMIT_HEADERS: HeaderDocs = {
   'ratelimit-policy': header('Every limit of the tier: "name";q=limit;w=window seconds.'),
   ratelimit: header('The limit closest to running out: "name";r=remaining;t=seconds to reset.'),
   'x-ratelimit-limit': header('The size of the limit closest to running out.', 'integer'),
@@ -66,9 +92,28 @@ export const RATE_LIMIT_HEADERS = {
   'x-ratelimit-reset': header('Unix epoch seconds when that window resets.', 'integer'),
 };
 
-export const CACHE_HEADERS = {
+/** On every cacheable read answer, 200 and 304 (src/http/caching.ts); compression only on a 200. */
+export const CACHE_HEADERS: HeaderDocs = {
   etag: header('Identifies this answer; send it back in If-None-Match to get 304 when nothing changed.'),
   'cache-control': header('private, max-age=N: short for days that can still change, long for past days.'),
+  vary: header(
+    'The request headers that shape this answer: Accept (the format), the key headers (the tier) and, where answers are compressed, Accept-Encoding.',
+  ),
+  'content-encoding': {
+    type: 'string',
+    description: 'br or gzip: the body is compressed, as Accept-Encoding allowed. Absent: not compressed.',
+  },
+};
+
+/** An answer that must not be stored anywhere (keys, usage, health, metrics). */
+export const NO_STORE_HEADER: HeaderDocs = {
+  'cache-control': header('no-store: the answer must not be reused.'),
+};
+
+/** Every problem+json answer (problem.ts): an error is never cached. */
+const PROBLEM_HEADERS: HeaderDocs = {
+  'cache-control': header('no-store: an error must not be reused.'),
+  ...REQUEST_ID_HEADER,
 };
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -76,6 +121,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Missing, invalid or conflicting key, or a key in the query string.',
   403: 'The key may not do this (insufficient_scope) or read that far back (outside_tier_history).',
   404: 'An unknown series (unknown_series) or resource (not_found).',
+  405: 'The path exists, but not for this method (method_not_allowed); `Allow` lists the methods.',
   406: 'The Accept header allows none of the media types this endpoint answers.',
   413: 'The body is larger than allowed.',
   415: 'The body has a media type this endpoint does not take.',
@@ -91,22 +137,27 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
  */
 const COUNTED_STATUSES = new Set([400, 403, 404, 406, 413, 415, 422]);
 
-function extraHeaders(
-  status: number,
-  counted: boolean,
-): Record<string, { type: string; description: string }> {
+function extraHeaders(status: number, counted: boolean): HeaderDocs {
   if (status === 401) {
-    return { 'www-authenticate': header('Bearer realm="pricepoint"'), ...REQUEST_ID_HEADER };
+    // Authentication fails before anything is counted: never rate-limit headers.
+    return { 'www-authenticate': header('Bearer realm="pricepoint"'), ...PROBLEM_HEADERS };
+  }
+  if (status === 405) {
+    return { allow: header('The methods this path answers, e.g. GET, HEAD.'), ...PROBLEM_HEADERS };
   }
   if (status === 429) {
-    // rate_limited also carries the rate-limit headers; too_many_auth_failures (no key known) does not.
     return {
       'retry-after': header('Whole seconds to wait before retrying, at least 1.', 'integer'),
-      ...REQUEST_ID_HEADER,
+      // rate_limited carries the rate-limit headers; too_many_auth_failures (no key known) does not.
+      ...(counted && sometimes(RATE_LIMIT_HEADERS, 'Only on rate_limited.')),
+      ...PROBLEM_HEADERS,
     };
   }
-  const limits = counted && COUNTED_STATUSES.has(status) ? RATE_LIMIT_HEADERS : {};
-  return { ...limits, ...REQUEST_ID_HEADER };
+  if (!counted) return PROBLEM_HEADERS;
+  const limits = COUNTED_STATUSES.has(status)
+    ? RATE_LIMIT_HEADERS
+    : sometimes(RATE_LIMIT_HEADERS, 'Only when the request was counted before it failed.');
+  return { ...limits, ...PROBLEM_HEADERS };
 }
 
 /**
@@ -149,8 +200,11 @@ export function openErrors(...statuses: number[]): Record<number, ReturnType<typ
 
 /**
  * A documented JSON answer with its headers. The schema decides what is sent for object payloads.
+ * `Cache-Control` is listed as optional: the routes that must not be cached (keys, usage, health)
+ * send no-store, the write answers send none.
  * @example response: { 200: jsonAnswer('The key.', KeyViewSchema) }
  */
-export function jsonAnswer<T extends TSchema>(description: string, schema: T, headers: object = {}) {
-  return { ...schema, description, headers: { ...REQUEST_ID_HEADER, ...headers } } as T;
+export function jsonAnswer<T extends TSchema>(description: string, schema: T, headers: HeaderDocs = {}) {
+  const noStore = sometimes(NO_STORE_HEADER, 'Only on answers about keys, usage and health.');
+  return { ...schema, description, headers: { ...noStore, ...REQUEST_ID_HEADER, ...headers } } as T;
 }

@@ -1,6 +1,6 @@
 /**
  * The reference page `/docs` (DESIGN section 2) in a real headless Chromium over real HTTPS: it shows
- * the price endpoints and their parameters, a reader can authorize with the demo key and try
+ * the price endpoints and their parameters (one day's `date`, a range's `from` and `to`), a reader can authorize with the demo key and try
  * `GET /api/v1/prices/today` from the page, and the page never talks to any host but ours (no CDN,
  * no validator.swagger.io). A screenshot lands in test-artifacts/docs-page.png.
  */
@@ -20,6 +20,14 @@ const PRICE_PATHS = [
   '/api/v1/prices/latest',
 ];
 const READ_PARAMETERS = ['symbols', 'tz', 'format', 'resolution'];
+/** The parameters each day operation adds to the read parameters; all of them required. */
+const DAY_PARAMETERS: Record<string, { name: string; in: 'path' | 'query' }[]> = {
+  '/api/v1/prices/{date}': [{ name: 'date', in: 'path' }],
+  '/api/v1/prices': [
+    { name: 'from', in: 'query' },
+    { name: 'to', in: 'query' },
+  ],
+};
 
 test('/docs shows the price endpoints, tries GET /api/v1/prices/today with the demo key, and loads nothing from elsewhere', async (t) => {
   if (!existsSync(CHROMIUM)) {
@@ -72,11 +80,18 @@ test('/docs shows the price endpoints, tries GET /api/v1/prices/today with the d
     await apiKeyScheme.locator('button', { hasText: 'Logout' }).waitFor();
     await page.locator('.modal-ux button.close-modal').click();
 
+    /** The GET operation of `path`, expanded by a click on its summary line, as a reader would. */
+    const openOperation = async (path: string) => {
+      const operation = page.locator('.opblock-get', {
+        has: page.locator(`.opblock-summary-path[data-path="${path}"]`),
+      });
+      await operation.locator('.opblock-summary').first().click();
+      await operation.locator('.parameters-container').waitFor();
+      return operation;
+    };
+
     // Open GET /api/v1/prices/today: its read parameters are shown.
-    const today = page.locator('.opblock-get', {
-      has: page.locator('.opblock-summary-path[data-path="/api/v1/prices/today"]'),
-    });
-    await today.locator('.opblock-summary').first().click();
+    const today = await openOperation('/api/v1/prices/today');
     for (const name of READ_PARAMETERS) {
       await today.locator(`tr[data-param-name="${name}"]`).waitFor();
     }
@@ -89,18 +104,39 @@ test('/docs shows the price endpoints, tries GET /api/v1/prices/today with the d
 
     const status = today.locator('.live-responses-table .response .response-col_status').first();
     await status.waitFor();
-    assert.equal((await status.innerText()).trim(), '200');
+    assert.equal((await status.innerText()).trim(), '200', 'the page shows the status of its request');
     const body = today.locator('.live-responses-table .response-col_description pre').first();
     await body.waitFor();
     const text = await body.innerText();
-    assert.match(text, /"symbol": ?"NO1"/);
-    assert.match(text, /"prices": ?\[/);
-    assert.match(text, /"price": ?-?\d/);
+    assert.match(text, /"symbol": ?"NO1"/, `the page shows the answer for NO1: ${text.slice(0, 300)}`);
+    assert.match(text, /"prices": ?\[/, 'the answer holds a prices list');
+    assert.match(text, /"price": ?-?\d/, 'the prices are numbers');
 
     mkdirSync(ARTIFACTS, { recursive: true });
     // The viewport, from the operation down: the whole page is over 10,000 pixels tall.
     await today.scrollIntoViewIfNeeded();
     await page.screenshot({ path: `${ARTIFACTS}docs-page.png` });
+
+    // One day and a range of days: expanded, each shows the read parameters and its own, required.
+    for (const [path, own] of Object.entries(DAY_PARAMETERS)) {
+      const operation = await openOperation(path);
+      for (const name of READ_PARAMETERS) {
+        await operation.locator(`tr[data-param-name="${name}"][data-param-in="query"]`).waitFor();
+      }
+      for (const parameter of own) {
+        const row = operation.locator(
+          `tr[data-param-name="${parameter.name}"][data-param-in="${parameter.in}"]`,
+        );
+        await row.waitFor();
+        assert.equal(
+          await row.locator('.parameter__name.required').count(),
+          1,
+          `${path} shows ${parameter.name} (${parameter.in}) as required`,
+        );
+        const input = row.locator('input');
+        assert.equal(await input.count(), 1, `${path} offers an input for ${parameter.name} to try it out`);
+      }
+    }
 
     const elsewhere = requests.filter((url) => {
       const { protocol } = new URL(url);

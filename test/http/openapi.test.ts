@@ -1,14 +1,16 @@
 /**
  * The OpenAPI document (DESIGN section 2) against the server's real answers. A table holds example
  * requests for every operation, successes and errors; each answer must be documented for its
- * operation (status, media type, body schema, every header), and an operation without an example
- * fails the suite, so the table grows with the API. Every keyed operation is also asked without a key.
+ * operation (status, media type, body schema, every header it always sends, and no header beyond
+ * those documented and a short list of transport ones), and an operation without an example fails
+ * the suite, so the table grows with the API. Every keyed operation is also asked without a key.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -19,11 +21,17 @@ interface MediaType {
 }
 interface ResponseDoc {
   description: string;
-  headers?: Record<string, { schema?: { type?: string }; required?: boolean }>;
+  headers?: Record<string, { schema?: { type?: string; required?: unknown }; required?: boolean }>;
   content?: Record<string, MediaType>;
+}
+interface ParameterDoc {
+  name: string;
+  in: string;
+  required?: boolean;
 }
 interface OperationDoc {
   responses: Record<string, ResponseDoc>;
+  parameters?: ParameterDoc[];
   security?: Record<string, string[]>[];
 }
 interface OpenApiDoc {
@@ -150,6 +158,9 @@ function readExamples(operation: string, url: string): Example[] {
     ),
     ex(operation, 200, 'CSV by format=csv', () => get(`${url}${join}format=csv`, reader)),
     ex(operation, 200, 'CSV by Accept', () => get(url, reader, { accept: 'text/csv' })),
+    ex(operation, 200, 'JSON, compressed as Accept-Encoding allows', () =>
+      get(url, reader, { 'accept-encoding': 'br, gzip' }),
+    ),
     ex(operation, 200, 'the demo key', () => get(url, h.demoKey)),
     ex(operation, 304, 'If-None-Match with the current ETag', () => notModified(url, reader)),
     ex(operation, 400, 'an unknown parameter', () => get(`${url}${join}colour=red`, reader)),
@@ -429,6 +440,34 @@ const missingKeyExamples: Example[] = operations
     );
   });
 
+/**
+ * Headers the document need not list: they belong to HTTP itself or to every answer of the site,
+ * not to an operation. Everything else a real answer carries must be documented for its status.
+ */
+const EXEMPT_HEADERS = new Set([
+  // The media type is documented as the keys of `content`.
+  'content-type',
+  // Message framing and connection management, written by Node's HTTP server.
+  'content-length',
+  'transfer-encoding',
+  'date',
+  'connection',
+  'keep-alive',
+  // Hardening on every answer (app.ts onRequest hook).
+  'x-content-type-options',
+  'strict-transport-security',
+]);
+/** CORS response headers (@fastify/cors): on every answer to a browser, whatever the operation. */
+const isExempt = (name: string) => EXEMPT_HEADERS.has(name) || name.startsWith('access-control-');
+
+/** The body as text, decompressed when the server compressed it. */
+function bodyText(response: LightMyRequestResponse): string {
+  const coding = response.headers['content-encoding'];
+  if (coding === 'br') return brotliDecompressSync(response.rawPayload).toString('utf8');
+  if (coding === 'gzip') return gunzipSync(response.rawPayload).toString('utf8');
+  return response.body;
+}
+
 /** Checks one answer against its operation in the document; returns what is wrong, if anything. */
 function checkAnswer(operationName: string, response: LightMyRequestResponse): string[] {
   const operation = operations.find((o) => o.name === operationName)?.operation;
@@ -440,12 +479,19 @@ function checkAnswer(operationName: string, response: LightMyRequestResponse): s
     ];
   }
   const problems: string[] = [];
-  for (const [name, header] of Object.entries(documented.headers ?? {})) {
-    if (header.required === false) continue;
+  const headers = documented.headers ?? {};
+  for (const [name, header] of Object.entries(headers)) {
     const value = response.headers[name];
-    if (value === undefined) problems.push(`header ${name} is documented but missing`);
-    else if (header.schema?.type === 'integer' && !/^-?\d+$/.test(String(value))) {
+    if (value === undefined) {
+      // OpenAPI: a header is optional unless `required`; ours say `required` when every answer has it.
+      if (header.required === true) problems.push(`header ${name} is documented as always sent, but missing`);
+    } else if (header.schema?.type === 'integer' && !/^-?\d+$/.test(String(value))) {
       problems.push(`header ${name} is documented as an integer, got ${String(value)}`);
+    }
+  }
+  for (const name of Object.keys(response.headers)) {
+    if (!isExempt(name) && headers[name] === undefined) {
+      problems.push(`header ${name} is sent but not documented for ${response.statusCode}`);
     }
   }
   const content = documented.content;
@@ -464,7 +510,8 @@ function checkAnswer(operationName: string, response: LightMyRequestResponse): s
   }
   if (entry.schema !== undefined) {
     const json = media === 'application/json' || media.endsWith('+json');
-    const error = validate(entry.schema, json ? response.json() : response.body);
+    const text = bodyText(response);
+    const error = validate(entry.schema, json ? JSON.parse(text) : text);
     if (error !== undefined) problems.push(`the body does not match the schema: ${error}`);
   }
   return problems;
@@ -473,28 +520,28 @@ function checkAnswer(operationName: string, response: LightMyRequestResponse): s
 describe('GET /api/v1/openapi.json', () => {
   test('is an OpenAPI 3.1 document, served without a key', () => {
     assert.equal(documentAnswer.statusCode, 200, documentAnswer.body);
-    assert.match(String(documentAnswer.headers['content-type']), /^application\/json/);
-    assert.match(doc.openapi, /^3\.1\./);
+    assert.match(String(documentAnswer.headers['content-type']), /^application\/json/, 'served as JSON');
+    assert.match(doc.openapi, /^3\.1\./, `OpenAPI 3.1, got ${doc.openapi}`);
     assert.ok(operations.length > 0, 'the document lists operations');
   });
 
   test('names both key schemes, and the open operations need none', () => {
-    assert.deepEqual(Object.keys((doc.components?.securitySchemes ?? {}) as object).sort(), [
-      'apiKey',
-      'bearer',
-    ]);
+    assert.deepEqual(
+      Object.keys((doc.components?.securitySchemes ?? {}) as object).sort(),
+      ['apiKey', 'bearer'],
+      'the key schemes',
+    );
     const open = operations.filter((o) => !isKeyed(o.operation)).map((o) => o.name);
-    assert.deepEqual(open.sort(), [
-      'GET /api/v1/openapi.json',
-      'GET /healthz',
-      'GET /metrics',
-      'GET /readyz',
-    ]);
+    assert.deepEqual(
+      open.sort(),
+      ['GET /api/v1/openapi.json', 'GET /healthz', 'GET /metrics', 'GET /readyz'],
+      'the operations that need no key',
+    );
   });
 
   test('hides the reference page and its files', () => {
     const docsPaths = Object.keys(doc.paths).filter((p) => p.startsWith('/docs'));
-    assert.deepEqual(docsPaths, []);
+    assert.deepEqual(docsPaths, [], 'no /docs path in the document');
   });
 
   test('every operation has an example request in this file, and every example an operation', () => {
@@ -504,6 +551,44 @@ describe('GET /api/v1/openapi.json', () => {
     const known = new Set(operations.map((o) => o.name));
     const unknown = [...covered].filter((name) => !known.has(name));
     assert.deepEqual(unknown, [], 'these example operations are not in the document');
+  });
+
+  test('the key headers are security schemes only, and no example looks like a key', () => {
+    const keyHeaders = operations.flatMap((o) =>
+      (o.operation.parameters ?? [])
+        .filter((p) => p.in === 'header' && ['x-api-key', 'authorization'].includes(p.name.toLowerCase()))
+        .map((p) => `${o.name}: ${p.name}`),
+    );
+    assert.deepEqual(keyHeaders, [], 'the key travels in a security scheme, not a parameter');
+    const keyLike = documentAnswer.body.match(/pp_(live|test|demo)_\w+/g) ?? [];
+    assert.deepEqual(keyLike, [], 'the document holds nothing that looks like a key');
+  });
+
+  test('every response header says whether it is always sent on the Header Object, not in its schema', () => {
+    const misplaced = operations.flatMap((o) =>
+      Object.entries(o.operation.responses).flatMap(([status, response]) =>
+        Object.entries(response.headers ?? {})
+          .filter(([, header]) => header.schema !== undefined && 'required' in header.schema)
+          .map(([name]) => `${o.name} ${status} ${name}`),
+      ),
+    );
+    assert.deepEqual(misplaced, [], 'a boolean `required` inside a header schema is no JSON Schema');
+    const problem = operations.find((o) => o.name === 'GET /api/v1/prices/today')?.operation.responses['429'];
+    assert.equal(problem?.headers?.['retry-after']?.required, true, 'every 429 carries Retry-After');
+    assert.equal(problem?.headers?.ratelimit?.required, undefined, 'only rate_limited carries RateLimit');
+  });
+
+  test('every operation that answers 304 takes If-None-Match as an optional header parameter', () => {
+    const missing = operations
+      .filter((o) => o.operation.responses['304'] !== undefined)
+      .filter(
+        (o) =>
+          !(o.operation.parameters ?? []).some(
+            (p) => p.in === 'header' && p.name.toLowerCase() === 'if-none-match' && p.required !== true,
+          ),
+      )
+      .map((o) => o.name);
+    assert.deepEqual(missing, [], 'these operations do not document If-None-Match');
   });
 
   test('every keyed operation documents 401, and every operation 500', () => {
@@ -521,7 +606,7 @@ describe('real answers match the document', () => {
       h.clock.advance(1000);
       const response = await example.send();
       assert.equal(response.statusCode, example.status, response.body.slice(0, 500));
-      assert.deepEqual(checkAnswer(example.operation, response), []);
+      assert.deepEqual(checkAnswer(example.operation, response), [], 'the answer as documented');
     });
   }
 });

@@ -107,6 +107,16 @@ describe('GET /api/v1/prices/{date}', () => {
     const series = problem(await get(h, '/api/v1/prices/2026-11-20?symbols=NO1,NOPE'), 404, 'unknown_series');
     assert.match(series.detail, /NOPE/);
   });
+
+  test('a format that does not exist is a 400 that names the parameter and both formats', async () => {
+    const body = problem(await get(h, '/api/v1/prices/2026-11-20?format=xml'), 400, 'invalid_parameter');
+    assert.equal(body.parameter, 'format', 'the parameter at fault');
+    assert.equal(
+      body.detail,
+      'The parameter "format" must be one of json, csv.',
+      'the allowed values, named',
+    );
+  });
 });
 
 describe('GET /api/v1/prices?from=&to=', () => {
@@ -318,6 +328,120 @@ describe('resolution: means of the finer intervals', () => {
   test('an unknown resolution is a 400 naming it', async () => {
     const body = problem(await get(h, '/api/v1/prices/today?resolution=PT5M'), 400, 'invalid_parameter');
     assert.equal(body.parameter, 'resolution');
+  });
+});
+
+/**
+ * The means of a series imported for this test, worked out by hand, so the rounding is proven through
+ * HTTP without the function under test. The answer is read as text: the JSON renderer writes each
+ * price's decimal text as it is (render/day-answer.ts), which a parsed double would not show
+ * (41.30 would turn into 41.3).
+ */
+describe('resolution, against means worked out by hand', () => {
+  let h: Harness;
+  let reader: string;
+  // Oslo is UTC+01:00 in November. Four hours with points, the fourth quarter of some left empty.
+  const QUARTERS = [
+    ['00:00', '1.01'],
+    ['00:15', '1.02'],
+    ['00:30', '1.02'],
+    ['00:45', '1.02'], // hour 00: 4.07 / 4 = 1.0175 → 1.02
+    ['01:00', '41.20'],
+    ['01:30', '41.40'], // hour 01: 82.60 / 2 = 41.30, trailing zero kept (two decimals seen)
+    ['02:00', '-1'],
+    ['02:15', '-2'], // hour 02: -3 / 2 = -1.5 → -2, half away from zero
+    ['03:00', '0.1'],
+    ['03:45', '0.2'], // hour 03: 0.3 / 2 = 0.15 → 0.2 (doubles: 0.15000000000000002)
+    ['04:00', '41.27'],
+    ['04:15', '40'],
+    ['04:30', '-3.5'], // hour 04: 77.77 / 3 = 25.9233… → 25.92
+  ];
+
+  /** Every `"price":` of a JSON answer, as the text the server wrote. */
+  const priceTexts = (body: string) => [...body.matchAll(/"price":([^,}]+)/g)].map((m) => m[1]);
+
+  before(async () => {
+    h = await createHarness({ now: '2026-11-22T10:15:03.120Z' });
+    const admin = (await h.createKey({ tier: 'enterprise', scopes: ['admin'] })).key;
+    reader = (await h.createKey({ tier: 'enterprise', scopes: ['read'] })).key;
+    const created = await h.app.inject({
+      method: 'PUT',
+      url: '/api/v1/series/HAND',
+      headers: { 'x-api-key': admin, 'content-type': 'application/json' },
+      payload: {
+        name: 'Means by hand',
+        kind: 'electricity',
+        currency: 'EUR',
+        unit: 'MWh',
+        timezone: 'Europe/Oslo',
+        resolution: 'PT15M',
+      },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const csv = QUARTERS.map(([time, price]) => `2026-11-20T${time}:00+01:00,${price}\r\n`).join('');
+    const written = await h.app.inject({
+      method: 'PUT',
+      url: '/api/v1/series/HAND/prices',
+      headers: { 'x-api-key': admin, 'content-type': 'text/csv' },
+      payload: `start,price\r\n${csv}`,
+    });
+    assert.equal(written.statusCode, 200, written.body);
+  });
+  after(() => h.close());
+
+  test('the imported quarter hours come back as they were written', async () => {
+    const response = await get(h, '/api/v1/prices/2026-11-20?symbols=HAND', reader);
+    assert.equal(response.statusCode, 200, response.body);
+    assert.deepEqual(
+      priceTexts(response.body),
+      QUARTERS.map(([, price]) => price),
+      'every price text as imported, 41.20 with its zero',
+    );
+  });
+
+  test('PT1H: each hour the mean of its quarters, rounded half away from zero to the most decimals seen', async () => {
+    const response = await get(h, '/api/v1/prices/2026-11-20?symbols=HAND&resolution=PT1H', reader);
+    assert.equal(response.statusCode, 200, response.body);
+    assert.deepEqual(
+      priceTexts(response.body),
+      ['1.02', '41.30', '-2', '0.2', '25.92'],
+      `hourly means in ${response.body}`,
+    );
+    assert.match(
+      response.body,
+      /\{"start":"2026-11-20T00:00:00\+01:00","end":"2026-11-20T01:00:00\+01:00","price":1\.02\}/,
+      'hour 00 is 00:00 to 01:00 at 1.02',
+    );
+  });
+
+  test('P1D: one mean of all thirteen points; CSV writes the same texts', async () => {
+    // 161.74 / 13 = 12.4415… → 12.44
+    const daily = await get(h, '/api/v1/prices/2026-11-20?symbols=HAND&resolution=P1D', reader);
+    assert.equal(daily.statusCode, 200, daily.body);
+    assert.deepEqual(priceTexts(daily.body), ['12.44'], `the daily mean in ${daily.body}`);
+    const csv = await get(h, '/api/v1/prices/2026-11-20?symbols=HAND&resolution=PT1H&format=csv', reader);
+    assert.equal(csv.statusCode, 200, csv.body);
+    assert.deepEqual(
+      csv.body
+        .trimEnd()
+        .split('\r\n')
+        .slice(1)
+        .map((row) => row.split(',')[4]),
+      ['1.02', '41.30', '-2', '0.2', '25.92'],
+      `hourly means in ${csv.body}`,
+    );
+  });
+
+  test('PT30M: 1.01 and 1.02 give 1.015 → 1.02; an empty half hour is left out', async () => {
+    const response = await get(h, '/api/v1/prices/2026-11-20?symbols=HAND&resolution=PT30M', reader);
+    assert.equal(response.statusCode, 200, response.body);
+    // 00:00 1.015 → 1.02, 00:30 1.02, 01:00 41.20, 01:30 41.40, 02:00 -1.5 → -2, 03:00 0.1,
+    // 03:30 0.2, 04:00 40.635 → 40.64, 04:30 -3.5 (02:30 and 03:15 hold no point).
+    assert.deepEqual(
+      priceTexts(response.body),
+      ['1.02', '1.02', '41.20', '41.40', '-2', '0.1', '0.2', '40.64', '-3.5'],
+      `half-hourly means in ${response.body}`,
+    );
   });
 });
 

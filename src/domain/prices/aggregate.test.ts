@@ -9,6 +9,12 @@ describe('decimalMean: exact, rounded to the most decimals of its inputs', () =>
     assert.equal(decimalMean(['41.27']), '41.27');
     assert.equal(decimalMean(['41.27', '40', '-3.5']), '25.92'); // 77.77 / 3 = 25.9233…
     assert.equal(decimalMean(['41.20', '41.40']), '41.30'); // two decimals seen: two kept
+    assert.equal(decimalMean(['1.01', '1.02', '1.02', '1.02']), '1.02', '1.0175 rounds to 1.02');
+    assert.equal(
+      decimalMean(['1.01', '1.02']),
+      '1.02',
+      '1.015 rounds half away from zero, as no double would',
+    );
     assert.equal(decimalMean(['1', '2']), '2'); // 1.5 rounds half away from zero
     assert.equal(decimalMean(['-1', '-2']), '-2');
     assert.equal(decimalMean(['-0.01', '0']), '-0.01'); // -0.005 rounds away from zero

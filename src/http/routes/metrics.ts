@@ -1,7 +1,7 @@
 /** `GET /metrics` (DESIGN section 2): Prometheus text format, no key, not counted. */
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../metrics.js';
-import { openErrors, REQUEST_ID_HEADER } from '../schemas.js';
+import { NO_STORE_HEADER, openErrors, REQUEST_ID_HEADER } from '../schemas.js';
 
 export function metricsRoutes(app: FastifyInstance, deps: { metrics: Metrics }): void {
   app.get(
@@ -16,7 +16,7 @@ export function metricsRoutes(app: FastifyInstance, deps: { metrics: Metrics }):
         response: {
           200: {
             description: 'Prometheus text exposition format 0.0.4.',
-            headers: REQUEST_ID_HEADER,
+            headers: { ...REQUEST_ID_HEADER, ...NO_STORE_HEADER },
             content: { 'text/plain': { schema: { type: 'string' } } },
           },
           ...openErrors(500, 503),

@@ -11,7 +11,13 @@ import type { PriceService } from '../../services/price-service.js';
 import type { SeriesView } from '../../services/series-service.js';
 import { entityTag, SHORT_MAX_AGE, sendCacheable } from '../caching.js';
 import type { KeyGuard } from '../key-guard.js';
-import { answerFormat, parseReadQuery, ReadQueryFields, SeriesMetaFields } from '../read-query.js';
+import {
+  answerFormat,
+  parseReadQuery,
+  ReadHeadersSchema,
+  ReadQueryFields,
+  SeriesMetaFields,
+} from '../read-query.js';
 import { csvField } from '../render/day-answer.js';
 import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 
@@ -88,6 +94,7 @@ export function seriesRoutes(app: FastifyInstance, deps: { prices: PriceService;
           'Every series the key may read (or `symbols`), with its metadata and the first and last local date it has prices for, in its zone or `tz`. With `resolution`, each series shows the resolution it would be served at.',
         tags: ['series'],
         querystring: Type.Object(ReadQueryFields, { additionalProperties: false }),
+        headers: ReadHeadersSchema,
         response: catalogueResponses('The series.', CatalogueSchema),
       },
     },
@@ -111,6 +118,7 @@ export function seriesRoutes(app: FastifyInstance, deps: { prices: PriceService;
           { additionalProperties: false },
         ),
         querystring: Type.Object(OneSeriesFields, { additionalProperties: false }),
+        headers: ReadHeadersSchema,
         response: catalogueResponses('The series.', SeriesInfoSchema),
       },
     },
