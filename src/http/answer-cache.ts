@@ -15,18 +15,38 @@ const gzipped = promisify(gzip);
 /** The content codings offered, best first: Brotli is smaller, gzip is understood everywhere. */
 export type Coding = 'br' | 'gzip';
 
-export interface CachedAnswer {
+/** What a finished answer is: its bytes, validators and lifetime. */
+export interface AnswerContent {
   /** The strong ETag of the identity body; a compressed body's tag carries its coding. */
   readonly etag: string;
   readonly maxAge: number;
   readonly type: string;
   readonly body: Buffer;
-  /** Series the answer holds, or `*` for "every series the tier reads" (a new series changes it). */
+  /** Series the answer holds; an answer with every series the tier reads also changes with a new series. */
   readonly tags: readonly string[];
   /** App-clock milliseconds after which the answer must be built again. */
   readonly validUntil: number;
-  /** Compressed bodies, made on first demand. */
-  readonly coded: Partial<Record<Coding, Promise<Buffer>>>;
+  /** The route template, for metrics. */
+  readonly route: string;
+}
+
+export interface CachedAnswer extends AnswerContent {
+  /** Where it is kept in the cache; `undefined` for an answer that is not kept. */
+  readonly key: string | undefined;
+  /** Compressed bodies, once made. */
+  readonly ready: Partial<Record<Coding, Buffer>>;
+  /** Compressions under way or done, so each is made once. */
+  readonly pending: Partial<Record<Coding, Promise<Buffer>>>;
+}
+
+/**
+ * The cache key of a request's answer: the URL names the day and every parameter, `Accept` may
+ * choose the format and the tier decides which series and days may be read. Neither a URL nor a
+ * header value can hold a line feed, so the parts never run into each other.
+ * @example answerKey('demo', undefined, '/api/v1/prices/today?symbols=NO1')
+ */
+export function answerKey(tier: string, accept: string | undefined, url: string): string {
+  return `${url}\n${accept ?? ''}\n${tier}`;
 }
 
 export interface AnswerCacheOptions {
@@ -92,20 +112,28 @@ export function createAnswerCache(options: AnswerCacheOptions) {
       return undefined;
     },
 
-    set(key: string, answer: CachedAnswer): void {
-      drop(key);
+    /**
+     * Makes `content` a cached answer, kept under `key` unless `key` is undefined, the answer is
+     * already out of date or too large to keep.
+     */
+    keep(key: string | undefined, content: AnswerContent, now: number): CachedAnswer {
+      const answer: CachedAnswer = { ...content, key, ready: {}, pending: {} };
       // A long range of many series would push out hundreds of days that are asked for more often.
-      if (answer.body.length > options.maxBytes / 16) return;
+      if (key === undefined || content.validUntil <= now || content.body.length > options.maxBytes / 16) {
+        return { ...answer, key: undefined };
+      }
+      drop(key);
       entries.set(key, answer);
       account(key, answer.body.length);
+      return answer;
     },
 
     /**
      * The body in `coding`, compressed once and shared by every later request for it.
-     * @example await cache.encoded(key, answer, 'br')
+     * @example await cache.encoded(answer, 'br')
      */
-    encoded(key: string, answer: CachedAnswer, coding: Coding): Promise<Buffer> {
-      let body = answer.coded[coding];
+    encoded(answer: CachedAnswer, coding: Coding): Promise<Buffer> {
+      let body = answer.pending[coding];
       if (body === undefined) {
         body =
           coding === 'br'
@@ -118,12 +146,15 @@ export function createAnswerCache(options: AnswerCacheOptions) {
                 },
               })
             : gzipped(answer.body, { level: 9 });
-        (answer.coded as Record<Coding, Promise<Buffer>>)[coding] = body;
+        const pending = answer.pending as Record<Coding, Promise<Buffer>>;
+        pending[coding] = body;
         body.then(
           (done) => {
-            if (entries.get(key) === answer) account(key, done.length);
+            (answer.ready as Record<Coding, Buffer>)[coding] = done;
+            const key = answer.key;
+            if (key !== undefined && entries.get(key) === answer) account(key, done.length);
           },
-          () => delete answer.coded[coding],
+          () => delete pending[coding],
         );
       }
       return body;

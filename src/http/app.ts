@@ -3,6 +3,8 @@
  * every route, registered here by name so a reader finds each one by grep.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer, type RequestListener } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -19,6 +21,7 @@ import { guardStores } from '../stores/guard.js';
 import type { Stores } from '../stores/types.js';
 import { createAnswerCache } from './answer-cache.js';
 import { registerDocs } from './docs.js';
+import { createFastPath } from './fast-path.js';
 import { createKeyGuard } from './key-guard.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
@@ -43,12 +46,31 @@ export interface AppDeps {
   readonly metrics?: Metrics;
 }
 
+/** Response headers a browser script may read (CORS): limits, validators and the request id. */
+const EXPOSED_HEADERS = [
+  'etag',
+  'ratelimit',
+  'ratelimit-policy',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'retry-after',
+  'x-request-id',
+  'www-authenticate',
+];
+
+const HSTS = 'max-age=31536000';
+
 /** Bytes of finished answers kept per process: a few thousand days of every development series. */
 const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? Date.now;
   const metrics = deps.metrics ?? createMetrics();
+  // The hot path sits in front of Fastify on the server's own listener (see fast-path.ts); it is
+  // given its services once they exist, below.
+  let fastifyListener: RequestListener | undefined;
+  let listener: RequestListener | undefined;
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -67,13 +89,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     requestIdHeader: false,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     return503OnClosing: false,
-    ...(deps.https && {
-      https: { key: deps.https.key, cert: deps.https.cert, minVersion: 'TLSv1.2' as const },
-    }),
-    // Slow or stalled clients must not hold sockets: bound every phase of a request.
-    connectionTimeout: 30_000,
-    keepAliveTimeout: 5_000,
-    requestTimeout: 30_000,
+    // Only read by Fastify for the "listening at https://" line: the server is made just below.
+    ...(deps.https && { https: { allowHTTP1: true } }),
+    serverFactory: (handler) => {
+      fastifyListener = handler;
+      const serve: RequestListener = (req, res) => (listener ?? handler)(req, res);
+      const server = deps.https
+        ? createHttpsServer({ key: deps.https.key, cert: deps.https.cert, minVersion: 'TLSv1.2' }, serve)
+        : createHttpServer(serve);
+      // Slow or stalled clients must not hold sockets: bound every phase of a request.
+      server.keepAliveTimeout = 5_000;
+      server.requestTimeout = 30_000;
+      server.setTimeout(30_000);
+      return server;
+    },
     bodyLimit: 1_048_576,
     // A URL that cannot be decoded never reaches a route; answer it like every other error.
     frameworkErrors: (_error, request, reply) => {
@@ -130,17 +159,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     origin: '*',
     methods: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
     allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'if-none-match', 'accept'],
-    exposedHeaders: [
-      'etag',
-      'ratelimit',
-      'ratelimit-policy',
-      'x-ratelimit-limit',
-      'x-ratelimit-remaining',
-      'x-ratelimit-reset',
-      'retry-after',
-      'x-request-id',
-      'www-authenticate',
-    ],
+    exposedHeaders: EXPOSED_HEADERS,
     maxAge: 7200,
     // Any OPTIONS request is answered as a preflight, never with a plain-text 400.
     strictPreflight: false,
@@ -162,7 +181,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
-    if (deps.https) reply.header('strict-transport-security', 'max-age=31536000');
+    if (deps.https) reply.header('strict-transport-security', HSTS);
     if (closing) {
       reply.header('connection', 'close');
       return sendProblem(request, reply, new ApiError('service_unavailable', 'The server is shutting down.'));
@@ -195,6 +214,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       },
       'request',
     );
+  });
+
+  listener = createFastPath({
+    auth: services.auth,
+    limiter: services.limiter,
+    answers,
+    metrics,
+    log: app.log,
+    clock,
+    commonHeaders: {
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': EXPOSED_HEADERS.join(', '),
+      'x-content-type-options': 'nosniff',
+      ...(deps.https && { 'strict-transport-security': HSTS }),
+    },
+    trustProxy: config.trustProxy,
+    closing: () => closing,
+    next: fastifyListener as RequestListener,
   });
 
   healthRoutes(app, { stores });

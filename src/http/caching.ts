@@ -83,32 +83,43 @@ export function preferredCoding(header: string | undefined): Coding | undefined 
   return coding;
 }
 
+/** What read answers vary by: the format, the coding, and the key, whose tier decides what is read. */
+export const VARY = 'accept, accept-encoding, x-api-key, authorization';
+
+/**
+ * The ETag of an answer's body in `coding`: a compressed body is another representation, so it
+ * gets its own strong tag (RFC 9110 section 8.8.3).
+ * @example codedTag('"abc"', 'br') // '"abc-br"'
+ */
+export function codedTag(etag: string, coding: Coding | undefined): string {
+  return coding === undefined ? etag : `${etag.slice(0, -1)}-${coding}"`;
+}
+
 /**
  * Sends a finished answer: 304 when the client holds it, else its bytes, compressed when the client
- * takes Brotli or gzip. A compressed body has its own strong ETag (RFC 9110 section 8.8.3).
+ * takes Brotli or gzip and the body is large enough to gain from it.
  */
 export async function sendAnswer(
   request: FastifyRequest,
   reply: FastifyReply,
   cache: AnswerCache,
-  key: string,
   answer: CachedAnswer,
 ): Promise<FastifyReply> {
   const coding =
     answer.body.length >= MIN_COMPRESS_BYTES
       ? preferredCoding(request.headers['accept-encoding'])
       : undefined;
-  const etag = coding === undefined ? answer.etag : `${answer.etag.slice(0, -1)}-${coding}"`;
+  const etag = codedTag(answer.etag, coding);
   reply
     .header('etag', etag)
     .header('cache-control', `private, max-age=${answer.maxAge}`)
-    .header('vary', 'accept, accept-encoding, x-api-key, authorization');
+    .header('vary', VARY);
   const held = request.headers['if-none-match'];
   if (held !== undefined && (noneMatch(held, etag) || noneMatch(held, answer.etag))) {
     return reply.code(304).send();
   }
   reply.type(answer.type);
   if (coding === undefined) return reply.send(answer.body);
-  const body = await cache.encoded(key, answer, coding);
+  const body = await cache.encoded(answer, coding);
   return reply.header('content-encoding', coding).send(body);
 }

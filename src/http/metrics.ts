@@ -42,6 +42,12 @@ export function createMetrics() {
       labelNames: ['store'] as const,
       registers,
     }),
+    fastAnswers: new Counter({
+      name: 'pricepoint_fast_path_answers_total',
+      help: 'Answers sent from the answer cache before the framework runs (issue 6), by route template.',
+      labelNames: ['route'] as const,
+      registers,
+    }),
     fallbacks: new Counter({
       name: 'pricepoint_rate_limit_fallbacks_total',
       help: 'Rate-limit decisions taken without Redis, by the fallback policy that took them.',

@@ -175,6 +175,16 @@ export async function listenHttps(harness: Harness, connections = 128) {
       const text = await response.body.text();
       return { status: response.statusCode, headers: response.headers, text };
     },
+    /** Any method; `raw` is the body's bytes as sent (a compressed body is not decoded). */
+    async request(
+      method: 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE',
+      path: string,
+      options: { headers?: Record<string, string>; body?: string } = {},
+    ) {
+      const response = await request(`${base}${path}`, { method, dispatcher: agent, ...options });
+      const raw = Buffer.from(await response.body.arrayBuffer());
+      return { status: response.statusCode, headers: response.headers, raw, text: raw.toString() };
+    },
     close: () => agent.close(),
   };
 }

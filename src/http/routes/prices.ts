@@ -9,10 +9,16 @@ import { ApiError } from '../../domain/errors/api-error.js';
 import type { Tier } from '../../domain/limits/tiers.js';
 import { isCalendarDate } from '../../domain/time/days.js';
 import type { DayAnswer, DayName, DayQuery, PriceService } from '../../services/price-service.js';
-import type { AnswerCache, CachedAnswer } from '../answer-cache.js';
+import { type AnswerCache, type AnswerContent, answerKey } from '../answer-cache.js';
 import { entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
 import type { KeyGuard } from '../key-guard.js';
-import { answerFormat, parseReadQuery, ReadQueryFields, SeriesMetaFields } from '../read-query.js';
+import {
+  answerFormat,
+  parseReadQuery,
+  ReadHeadersSchema,
+  ReadQueryFields,
+  SeriesMetaFields,
+} from '../read-query.js';
 import { renderDayCsv, renderDayJson, renderSeriesDaysJson } from '../render/day-answer.js';
 import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 
@@ -96,21 +102,22 @@ export function parseDayName(value: string, parameter: string, where = 'paramete
 }
 
 /** The answer's bytes, validators and lifetime, for the answer cache. */
-function prepared(answer: DayAnswer, format: 'json' | 'csv', until: number): CachedAnswer {
+function content(answer: DayAnswer, format: 'json' | 'csv', until: number, route: string): AnswerContent {
   const seriesJson = format === 'json' ? renderSeriesDaysJson(answer.series) : '';
   const text = format === 'csv' ? renderDayCsv(answer) : renderDayJson(answer, seriesJson);
-  const symbols = answer.series.map((s) => s.symbol);
   return {
     // generatedAt is left out of the tag: the same content built again keeps its ETag.
     etag: entityTag(format, format === 'csv' ? text : seriesJson),
     maxAge: answer.settled ? LONG_MAX_AGE : SHORT_MAX_AGE,
     type: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
     body: Buffer.from(text),
-    tags: symbols,
+    tags: answer.series.map((s) => s.symbol),
     validUntil: Math.min(answer.changesAt, until),
-    coded: {},
+    route,
   };
 }
+
+const routeOf = (request: FastifyRequest) => request.routeOptions.url ?? 'unmatched';
 
 export interface PriceRouteDeps {
   readonly prices: PriceService;
@@ -137,17 +144,17 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
     build: (tier: Tier, query: DayQuery) => Promise<DayAnswer>,
     query: Static<typeof DayQuerySchema>,
   ) {
-    const chosen = answerFormat(request, format);
     const tier = request.caller!.tier;
-    const key = `${tier.name}|${chosen}|${request.url}`;
+    const key = answerKey(tier.name, request.headers.accept, request.url);
     const now = deps.clock();
     let answer = deps.answers.get(key, now);
     if (answer === undefined) {
+      const chosen = answerFormat(request, format);
       const built = await build(tier, parseReadQuery(query));
-      answer = prepared(built, chosen, deps.freshMs > 0 ? now + deps.freshMs : now);
-      if (answer.validUntil > now) deps.answers.set(key, answer);
+      const until = deps.freshMs > 0 ? now + deps.freshMs : now;
+      answer = deps.answers.keep(key, content(built, chosen, until, routeOf(request)), now);
     }
-    return sendAnswer(request, reply, deps.answers, key, answer);
+    return sendAnswer(request, reply, deps.answers, answer);
   }
 
   api.get(
@@ -159,6 +166,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         description: 'Every interval of today of every series the key may read, or of `symbols`.',
         tags: ['prices'],
         querystring: DayQuerySchema,
+        headers: ReadHeadersSchema,
         response: dayResponses("Today's prices, in each series' zone or in `tz`."),
       },
     },
@@ -182,6 +190,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
           'Per series, the interval that contains now, or else the last one before now (within the tier history). A series with none has `prices: []`.',
         tags: ['prices'],
         querystring: DayQuerySchema,
+        headers: ReadHeadersSchema,
         response: dayResponses('One interval per series, or none.'),
       },
     },
@@ -189,7 +198,13 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
       // The current interval moves on within minutes: built for every request, never kept.
       const format = answerFormat(request, request.query.format);
       const answer = await deps.prices.latest(request.caller!.tier, parseReadQuery(request.query));
-      return sendAnswer(request, reply, deps.answers, '', prepared(answer, format, 0));
+      const now = deps.clock();
+      return sendAnswer(
+        request,
+        reply,
+        deps.answers,
+        deps.answers.keep(undefined, content(answer, format, now, routeOf(request)), now),
+      );
     },
   );
 
@@ -204,6 +219,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         tags: ['prices'],
         params: DateParams,
         querystring: DayQuerySchema,
+        headers: ReadHeadersSchema,
         response: dayResponses('The prices of the day.'),
       },
     },
@@ -229,6 +245,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
           'Days from `from` to `to`, inclusive, at most 366: one entry in `series` per series and day, ordered by series, then date.',
         tags: ['prices'],
         querystring: RangeQuerySchema,
+        headers: ReadHeadersSchema,
         response: dayResponses('One entry per series and day.'),
       },
     },
