@@ -54,6 +54,7 @@ describe('loadConfig defaults', () => {
       redisUrl: undefined,
       redisPrefix: 'pricepoint',
       redisFallback: 'local',
+      redisTimeoutMs: 200,
       readCacheMs: 3_600_000,
     });
   });
@@ -97,7 +98,32 @@ describe('loadConfig defaults', () => {
   });
 
   test('a verified key is cached for less than the 5 s within which a revocation must be seen', () => {
-    assert.ok(loadConfig({}).keyCacheMs < 5000);
+    assert.ok(loadConfig({}).keyCacheMs < 5000, 'the default key cache time is under 5 s');
+  });
+
+  test('cache times and the Redis command timeout: defaults, and what the environment sets', () => {
+    const defaults = loadConfig({ PRICEPOINT_DATABASE_URL: 'postgres://db.internal/prices' });
+    assert.deepEqual(
+      { key: defaults.keyCacheMs, read: defaults.readCacheMs, redis: defaults.redisTimeoutMs },
+      { key: 2000, read: 5000, redis: 200 },
+      'the defaults on PostgreSQL',
+    );
+    const set = loadConfig({
+      PRICEPOINT_DATABASE_URL: 'postgres://db.internal/prices',
+      PRICEPOINT_KEY_CACHE_MS: '60000',
+      PRICEPOINT_READ_CACHE_MS: '0',
+      PRICEPOINT_REDIS_TIMEOUT_MS: '2000',
+    });
+    assert.deepEqual(
+      { key: set.keyCacheMs, read: set.readCacheMs, redis: set.redisTimeoutMs },
+      { key: 60_000, read: 0, redis: 2000 },
+      'each setting replaces its default; 0 turns the read cache off',
+    );
+    assert.equal(
+      loadConfig({ PRICEPOINT_READ_CACHE_MS: '1500' }).readCacheMs,
+      1500,
+      'the read cache time is set on SQLite too',
+    );
   });
 
   test('an empty environment value counts as not set', () => {
@@ -353,6 +379,18 @@ describe('a bad setting stops the start with a message that names it', () => {
     refuses({ PRICEPOINT_AUTH_FAILURES_PER_MINUTE: '0' }, /^PRICEPOINT_AUTH_FAILURES_PER_MINUTE/);
     refuses({ PRICEPOINT_SHUTDOWN_GRACE_SECONDS: '0' }, /^PRICEPOINT_SHUTDOWN_GRACE_SECONDS/);
     refuses({ PRICEPOINT_SHUTDOWN_GRACE_SECONDS: '3601' }, /^PRICEPOINT_SHUTDOWN_GRACE_SECONDS/);
+  });
+
+  test('a Redis timeout or cache time that is not a whole number of milliseconds in range', () => {
+    refuses(
+      { PRICEPOINT_REDIS_TIMEOUT_MS: '5' },
+      /^PRICEPOINT_REDIS_TIMEOUT_MS: must be a whole number from 10 to 60000, got "5"/,
+    );
+    refuses({ PRICEPOINT_REDIS_TIMEOUT_MS: '60001' }, /^PRICEPOINT_REDIS_TIMEOUT_MS/);
+    refuses({ PRICEPOINT_REDIS_TIMEOUT_MS: '1.5s' }, /^PRICEPOINT_REDIS_TIMEOUT_MS/);
+    refuses({ PRICEPOINT_KEY_CACHE_MS: '-1' }, /^PRICEPOINT_KEY_CACHE_MS/);
+    refuses({ PRICEPOINT_KEY_CACHE_MS: '3600001' }, /^PRICEPOINT_KEY_CACHE_MS/);
+    refuses({ PRICEPOINT_READ_CACHE_MS: 'long' }, /^PRICEPOINT_READ_CACHE_MS/);
   });
 
   test('PRICEPOINT_CONFIG pointing to a file that does not exist', () => {

@@ -87,7 +87,11 @@ export interface Config {
   readonly devData: boolean;
   /** Failed authentications allowed per client address and minute. */
   readonly authFailuresPerMinute: number;
-  /** How long a verified key is trusted in process; below 5 s so a revocation reaches every instance in time. */
+  /**
+   * How long a verified key is trusted in process (`PRICEPOINT_KEY_CACHE_MS`). The default 2 s keeps
+   * revocations within 5 s even when no notice arrives (SQLite and the CLI, or Redis away); longer
+   * relies on the Redis notices alone.
+   */
   readonly keyCacheMs: number;
   /** How long SIGTERM waits for requests in flight. */
   readonly shutdownGraceMs: number;
@@ -100,9 +104,16 @@ export interface Config {
   /** What rate limiting does while Redis is unreachable. */
   readonly redisFallback: RedisFallback;
   /**
+   * How long a Redis command may take before the instance treats Redis as away
+   * (`PRICEPOINT_REDIS_TIMEOUT_MS`). A command that times out may still have been counted in Redis,
+   * so under load a short timeout can let more than a limit through across instances.
+   */
+  readonly redisTimeoutMs: number;
+  /**
    * How long days and the series list read from the database are reused (0: never). SQLite tells
    * of every change, also by other processes (its change token), so there they live until one;
-   * on PostgreSQL change notices drop them, and 5 s bound what a lost notice can delay.
+   * on PostgreSQL change notices drop them, and 5 s bound what a lost notice can delay
+   * (`PRICEPOINT_READ_CACHE_MS`).
    */
   readonly readCacheMs: number;
 }
@@ -128,6 +139,9 @@ export const ENV_SETTINGS = [
   'PRICEPOINT_REDIS_URL',
   'PRICEPOINT_REDIS_PREFIX',
   'PRICEPOINT_REDIS_FALLBACK',
+  'PRICEPOINT_REDIS_TIMEOUT_MS',
+  'PRICEPOINT_KEY_CACHE_MS',
+  'PRICEPOINT_READ_CACHE_MS',
 ] as const;
 
 /** A connection URL with one of `schemes`; the message never repeats the URL (it may hold a password). */
@@ -303,13 +317,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     keySecret,
     devData: booleanSetting(env, 'PRICEPOINT_DEV_DATA') ?? file.devData ?? false,
     authFailuresPerMinute: integerSetting(env, 'PRICEPOINT_AUTH_FAILURES_PER_MINUTE', 1, 1_000_000) ?? 20,
-    keyCacheMs: 2000,
+    keyCacheMs: integerSetting(env, 'PRICEPOINT_KEY_CACHE_MS', 0, 3_600_000) ?? 2000,
     shutdownGraceMs: (integerSetting(env, 'PRICEPOINT_SHUTDOWN_GRACE_SECONDS', 1, 3600) ?? 10) * 1000,
     databaseUrl: urlSetting(env, 'PRICEPOINT_DATABASE_URL', ['postgres', 'postgresql']),
     redisUrl: urlSetting(env, 'PRICEPOINT_REDIS_URL', ['redis', 'rediss']),
     redisPrefix,
     redisFallback: redisFallback as RedisFallback,
-    readCacheMs: env.PRICEPOINT_DATABASE_URL ? 5_000 : 3_600_000,
+    redisTimeoutMs: integerSetting(env, 'PRICEPOINT_REDIS_TIMEOUT_MS', 10, 60_000) ?? 200,
+    readCacheMs:
+      integerSetting(env, 'PRICEPOINT_READ_CACHE_MS', 0, 3_600_000) ??
+      (env.PRICEPOINT_DATABASE_URL ? 5_000 : 3_600_000),
     ...overrides,
   };
   if (!isAbsolute(config.databasePath) && config.databasePath !== ':memory:') {

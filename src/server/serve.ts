@@ -63,6 +63,7 @@ export async function openStores(config: Config, hooks: StoreHooks = {}): Promis
   const redis = openRedis(config.redisUrl, {
     prefix: `${config.redisPrefix}:`,
     fallback: config.redisFallback,
+    commandTimeoutMs: config.redisTimeoutMs,
     ...(hooks.onFallback && { onFallback: hooks.onFallback }),
     ...(hooks.onRedisError && { onError: hooks.onRedisError }),
   });
@@ -88,7 +89,7 @@ export async function openStores(config: Config, hooks: StoreHooks = {}): Promis
 export interface StoreHooks {
   /** A rate-limit decision taken without Redis, under `policy`. */
   readonly onFallback?: (policy: 'local' | 'open' | 'closed', error: unknown) => void;
-  /** A Redis connection error (reported often while it is away). */
+  /** A Redis connection error or a failed rate-limit command or probe (reported often while it is away). */
   readonly onRedisError?: (error: unknown) => void;
 }
 

@@ -1,7 +1,8 @@
 /**
  * Scale-out tests with real server processes: a database of their own on the test PostgreSQL, a
- * Redis prefix of their own, a tier with one exact limit, and the settings every process of the
- * test shares. `drop()` removes the database and every Redis key under the prefix.
+ * Redis prefix of their own, a tier with one exact limit (`exact`) and one no test can use up
+ * (`load`, for steady background traffic), and the settings every process of the test shares.
+ * `drop()` removes the database and every Redis key under the prefix.
  *
  * @example
  * const skip = await scaleSkipReason('the three-instance test');
@@ -62,8 +63,8 @@ export interface ScaleEnvironment {
 }
 
 /**
- * A fresh database, Redis prefix and `exact` tier (`limit` a day: a burst cannot straddle a window
- * unless it runs at 00:00 UTC).
+ * A fresh database, Redis prefix, `exact` tier (`limit` a day: a burst cannot straddle a window
+ * unless it runs at 00:00 UTC) and `load` tier (a billion a day, every kind, unlimited history).
  */
 export async function scaleEnvironment(name: string, options: { limit: number }): Promise<ScaleEnvironment> {
   const suffix = randomBytes(5).toString('hex');
@@ -75,7 +76,10 @@ export async function scaleEnvironment(name: string, options: { limit: number })
   writeFileSync(
     config,
     JSON.stringify({
-      tiers: { exact: { limits: [{ name: 'day', limit: options.limit, windowSeconds: 86_400 }] } },
+      tiers: {
+        exact: { limits: [{ name: 'day', limit: options.limit, windowSeconds: 86_400 }] },
+        load: { limits: [{ name: 'day', limit: 1_000_000_000, windowSeconds: 86_400 }] },
+      },
     }),
   );
   const databaseUrl = (port?: number) => {
@@ -96,10 +100,16 @@ export async function scaleEnvironment(name: string, options: { limit: number })
     dir,
     databaseUrl,
     async drop() {
-      const redis = inspectClient();
-      await deleteKeysUnder(redis, `${prefix}:`);
-      await redis.quit();
-      await adminSql(`drop database if exists ${database} with (force)`);
+      // The database is dropped even when Redis cannot be cleaned (a test may leave it unreachable).
+      const redis = inspectClient(REDIS_TEST_URL, { connectTimeout: 2_000, commandTimeout: 5_000 });
+      try {
+        await deleteKeysUnder(redis, `${prefix}:`);
+      } catch (error) {
+        console.log(`# could not delete the Redis keys under ${prefix}: ${(error as Error).message}`);
+      } finally {
+        redis.disconnect();
+        await adminSql(`drop database if exists ${database} with (force)`);
+      }
     },
   };
 }
@@ -110,5 +120,33 @@ export async function within(ms: number, what: string, check: () => Promise<bool
   while (!(await check())) {
     if (Date.now() > deadline) assert.fail(`${what} did not happen within ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * One deadline for several instances: polls `check(i)` for each of `count` instances (together)
+ * until every one has held once, failing when `ms` have passed since `since` (`Date.now()` of the
+ * change) with the instances that had not.
+ * @example await allWithin(5_000, 'refusing the revoked key', 3, async (i) => (await get(i)).status === 401, changedAt)
+ */
+export async function allWithin(
+  ms: number,
+  what: string,
+  count: number,
+  check: (index: number) => Promise<boolean>,
+  since: number = Date.now(),
+): Promise<void> {
+  const deadline = since + ms;
+  const waiting = new Set(Array.from({ length: count }, (_, i) => i));
+  for (;;) {
+    // A round counts when it was sent before the deadline.
+    if (Date.now() > deadline) {
+      const names = [...waiting].map((i) => `instance ${i + 1}`).join(', ');
+      assert.fail(`${what}: ${names} did not within ${ms} ms of the change`);
+    }
+    const results = await Promise.all([...waiting].map(async (i) => [i, await check(i)] as const));
+    for (const [i, held] of results) if (held) waiting.delete(i);
+    if (waiting.size === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

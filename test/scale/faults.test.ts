@@ -1,17 +1,21 @@
 /**
  * Faults (issue 5, item 4): real servers reach Redis and PostgreSQL through TCP proxies inside this
- * test, which cuts and restores them while requests keep coming.
- * - Redis cut: under `local` answers keep coming, fast, with limits per instance; `open` allows,
- *   `closed` refuses with 503; after the restore, shared counting resumes by itself.
+ * test, which cuts and restores them while steady streams of requests keep coming. Every answer of
+ * every stream is checked afterwards, by when it was sent.
+ * - Redis cut: under `local` answers keep coming, fast (p99 under 50 ms), with limits per instance;
+ *   `open` allows, `closed` refuses with 503; after the restore, shared counting resumes by itself,
+ *   and /readyz says ready again with no traffic at all.
  * - PostgreSQL cut: cached keys and days keep being served; what needs the database is 503, never
  *   401 or 500; `/readyz` says so; nothing written before the cut is lost.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { dayIntervals, formatInstant, localDate } from '../../src/domain/time/days.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { addDays, dayIntervals, formatInstant, localDate } from '../../src/domain/time/days.js';
 import { TEST_DATABASE_URL } from '../helpers/postgres.js';
 import {
+  type Answer,
   cleanUp,
   httpsClient,
   onlyJson,
@@ -27,6 +31,117 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 const LIMIT = 20;
 const POLICIES = ['local', 'open', 'closed'] as const;
 type Policy = (typeof POLICIES)[number];
+/** How long the tests wait for what must happen "by itself" (a bound, not a promise about time). */
+const PATIENCE_MS = 20_000;
+/** Answers the p99 is taken over, at least: enough that p99 is not simply the slowest one. */
+const P99_SAMPLES = 1000;
+
+/** One answer of a stream: when it was sent and came back (monotonic ms), its status and body. */
+interface Sample {
+  readonly startedAt: number;
+  readonly endedAt: number;
+  /** 0 when no HTTP answer came at all (the connection failed). */
+  readonly status: number;
+  readonly code: string | undefined;
+  readonly text: string;
+}
+
+/** The problem code of an error answer, if it has one. */
+function problemCode(answer: Answer): string | undefined {
+  if (answer.status < 400) return undefined;
+  try {
+    return (JSON.parse(answer.text) as { code?: string }).code;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `requesters` loops, each sending one request after the other until `stop()`: a steady load whose
+ * every answer is kept, for the assertions after the cut and the restore.
+ */
+function steadyLoad(send: () => Promise<Answer>, requesters: number) {
+  const samples: Sample[] = [];
+  let running = true;
+  const loops = Array.from({ length: requesters }, async () => {
+    while (running) {
+      const startedAt = performance.now();
+      try {
+        const answer = await send();
+        samples.push({
+          startedAt,
+          endedAt: performance.now(),
+          status: answer.status,
+          code: problemCode(answer),
+          text: answer.text,
+        });
+      } catch (error) {
+        samples.push({
+          startedAt,
+          endedAt: performance.now(),
+          status: 0,
+          code: undefined,
+          text: String(error),
+        });
+      }
+      await sleep(1);
+    }
+  });
+  return {
+    samples,
+    /** Samples sent at `from` or later (and answered by `to`, when given). */
+    between(from: number, to = Number.POSITIVE_INFINITY): Sample[] {
+      return samples.filter((s) => s.startedAt >= from && s.endedAt <= to);
+    },
+    async stop(): Promise<Sample[]> {
+      running = false;
+      await Promise.all(loops);
+      return samples;
+    },
+  };
+}
+type Stream = ReturnType<typeof steadyLoad>;
+
+/** Waits (bounded by attempts) until `stream` holds `count` samples sent at `from` or later. */
+async function untilSamples(stream: Stream, count: number, from: number, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 3000; attempt++) {
+    if (stream.between(from).length >= count) return;
+    await sleep(10);
+  }
+  assert.fail(`${what}: only ${stream.between(from).length} of ${count} answers came`);
+}
+
+/** Statuses and codes, counted: `{ "200": 12, "503 service_unavailable": 3 }`. */
+function tally(samples: readonly Sample[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const s of samples) {
+    const name = s.code === undefined ? String(s.status) : `${s.status} ${s.code}`;
+    counts[name] = (counts[name] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** Never a connection failure, a 401 or a 500 (nor any other 5xx but a 503 service_unavailable). */
+function assertNoBadAnswer(what: string, samples: readonly Sample[]): void {
+  const bad = samples.filter(
+    (s) =>
+      s.status === 0 ||
+      s.status === 401 ||
+      (s.status >= 500 && !(s.status === 503 && s.code === 'service_unavailable')),
+  );
+  assert.deepEqual(
+    bad.slice(0, 3).map((s) => `${s.status} ${s.text.slice(0, 200)}`),
+    [],
+    `${what}: no failed connection, 401 or 500 among ${samples.length} answers (${JSON.stringify(tally(samples))})`,
+  );
+}
+
+/** The `q` quantile of the samples' latencies (ms). */
+function quantile(samples: readonly Sample[], q: number): number {
+  const latencies = samples.map((s) => s.endedAt - s.startedAt).sort((a, b) => a - b);
+  return latencies[Math.ceil(latencies.length * q) - 1] ?? Number.POSITIVE_INFINITY;
+}
+const p99 = (samples: readonly Sample[]) => quantile(samples, 0.99);
 
 const skip = await scaleSkipReason('the fault tests');
 
@@ -51,6 +166,18 @@ describe('faults: Redis and PostgreSQL cut and restored under load', { skip }, (
     const { server, client } = servers.get(policy)!;
     return client.get(`${server.url}${path}`, key === undefined ? {} : { 'x-api-key': key });
   };
+  const readiness = async (policy: Policy) => {
+    const answer = await get(policy, '/readyz');
+    // A 200 says `ready` or `degraded` in `status`; a 503 is problem+json, whose `status` is 503.
+    const body = JSON.parse(answer.text) as { status?: unknown; checks?: Record<string, string> };
+    return {
+      status: answer.status,
+      state: typeof body.status === 'string' ? body.status : undefined,
+      checks: body.checks,
+    };
+  };
+  const metric = async (policy: Policy, pattern: RegExp) =>
+    Number(pattern.exec((await get(policy, '/metrics')).text)?.[1] ?? 0);
 
   before(async () => {
     env = await scaleEnvironment('faults', { limit: LIMIT });
@@ -93,119 +220,267 @@ describe('faults: Redis and PostgreSQL cut and restored under load', { skip }, (
     await env?.drop();
   });
 
-  test('Redis cut: local keeps answering fast with limits per instance, open allows, closed is 503; counting resumes', async () => {
-    const key = await newKey('exact');
+  test('Redis cut under load: local answers fast with limits per instance, open allows, closed is 503; shared counting resumes', async () => {
+    const exact = await newKey('exact');
+    const load = await newKey('load');
     // Five requests counted in Redis before the cut.
-    for (let i = 0; i < 5; i++) assert.equal((await get('local', '/api/v1/series', key)).status, 200);
-
-    await redisProxy.cut();
-    const statuses: number[] = [];
-    const latencies: number[] = [];
-    for (let i = 0; i < LIMIT * 2; i++) {
-      const started = performance.now();
-      statuses.push((await get('local', '/api/v1/series', key)).status);
-      latencies.push(performance.now() - started);
+    for (let i = 0; i < 5; i++) {
+      assert.equal(
+        (await get('local', '/api/v1/series', exact)).status,
+        200,
+        'counted in Redis before the cut',
+      );
     }
-    // The instance counts on its own from zero: exactly its limit, then 429, never an error.
+    // Counted reads of a day each instance holds in its read cache: the answer's time is the time of
+    // the key check and the rate limit, not of a database query.
+    const day = '/api/v1/prices/today?symbols=SPOT';
+    const streams: Record<Policy, Stream> = {
+      local: steadyLoad(() => get('local', day, load), 2),
+      open: steadyLoad(() => get('open', day, load), 1),
+      closed: steadyLoad(() => get('closed', day, load), 1),
+    };
+    let cutDone = 0;
+    let quietFrom = 0;
+    let restoreAt = 0;
+    let readyAt = 0;
+    try {
+      for (const policy of POLICIES) await untilSamples(streams[policy], 20, 0, `${policy} before the cut`);
+      await redisProxy.cut();
+      cutDone = performance.now();
+
+      // The instance counts on its own from zero: exactly its limit, then 429, never an error.
+      const local = await Promise.all(
+        Array.from({ length: LIMIT * 3 }, () => get('local', '/api/v1/series', exact)),
+      );
+      assert.deepEqual(
+        tally(
+          local.map((a) => ({ startedAt: 0, endedAt: 0, status: a.status, code: problemCode(a), text: '' })),
+        ),
+        { '200': LIMIT, '429 rate_limited': LIMIT * 2 },
+        'local: the limit holds per instance while Redis is cut',
+      );
+      const open = await Promise.all(
+        Array.from({ length: LIMIT * 2 }, () => get('open', '/api/v1/series', exact)),
+      );
+      assert.deepEqual(
+        open.map((a) => a.status).filter((s) => s !== 200),
+        [],
+        'open: every request is allowed while Redis is cut',
+      );
+      const closed = await get('closed', '/api/v1/series', exact);
+      assert.equal(closed.status, 503, closed.text);
+      assert.equal(problemCode(closed), 'service_unavailable', 'closed: 503 service_unavailable');
+
+      for (const policy of POLICIES) {
+        const ready = await readiness(policy);
+        assert.deepEqual(
+          { status: ready.status, state: ready.state, redis: ready.checks?.['redis'] },
+          policy === 'closed'
+            ? { status: 503, state: undefined, redis: 'unreachable' }
+            : { status: 200, state: 'degraded', redis: 'unreachable' },
+          `${policy}: /readyz reports Redis away`,
+        );
+        const fallbacks = await metric(
+          policy,
+          new RegExp(`^pricepoint_rate_limit_fallbacks_total\\{policy="${policy}"\\} (\\d+)`, 'm'),
+        );
+        assert.ok(fallbacks >= 1, `${policy}: fallback decisions are counted in /metrics: ${fallbacks}`);
+        const errors = await metric(policy, /^pricepoint_store_errors_total\{store="redis"\} (\d+)/m);
+        assert.ok(errors >= 1, `${policy}: Redis errors are counted in /metrics: ${errors}`);
+      }
+      const localFallbacks = await metric(
+        'local',
+        /^pricepoint_rate_limit_fallbacks_total\{policy="local"\} (\d+)/m,
+      );
+      assert.ok(
+        localFallbacks >= LIMIT * 3,
+        `every request of the burst was a local decision: ${localFallbacks}`,
+      );
+
+      // The steady load alone, for the latency under `local`.
+      quietFrom = performance.now();
+      await untilSamples(streams.local, P99_SAMPLES, quietFrom, 'local answers while Redis is cut');
+      restoreAt = performance.now();
+      await redisProxy.restore();
+
+      // Each instance's probe finds Redis again: no restart, no call from outside.
+      await within(PATIENCE_MS, 'every instance ready again', async () => {
+        const states = await Promise.all(POLICIES.map(readiness));
+        return states.every((r) => r.status === 200 && r.state === 'ready');
+      });
+      readyAt = performance.now();
+      // Shared counting: Redis still holds the 5 from before the cut, and the three count on together.
+      const remaining: Record<string, unknown> = {};
+      for (const policy of POLICIES) {
+        const answer = await get(policy, '/api/v1/series', exact);
+        assert.equal(answer.status, 200, `${policy} after the restore: ${answer.text}`);
+        remaining[policy] = Number(answer.headers['x-ratelimit-remaining']);
+      }
+      assert.deepEqual(
+        remaining,
+        { local: LIMIT - 6, open: LIMIT - 7, closed: LIMIT - 8 },
+        'the three count in Redis again, from where it was before the cut',
+      );
+      for (const policy of POLICIES) {
+        await untilSamples(streams[policy], 20, readyAt, `${policy} after the restore`);
+      }
+    } finally {
+      await redisProxy.restore();
+      await Promise.all(POLICIES.map((policy) => streams[policy].stop()));
+    }
+
+    for (const policy of POLICIES) assertNoBadAnswer(`${policy} stream`, streams[policy].samples);
+    for (const policy of ['local', 'open'] as const) {
+      assert.deepEqual(
+        tally(streams[policy].samples),
+        { '200': streams[policy].samples.length },
+        `${policy}: every answer of the stream is 200, before, during and after the cut`,
+      );
+    }
+    const closedDuring = streams.closed.between(cutDone, restoreAt);
+    assert.ok(closedDuring.length > 0, 'closed: the stream sent requests while Redis was cut');
     assert.deepEqual(
-      { ok: statuses.filter((s) => s === 200).length, limited: statuses.filter((s) => s === 429).length },
-      { ok: LIMIT, limited: LIMIT },
+      tally(closedDuring),
+      { '503 service_unavailable': closedDuring.length },
+      'closed: every counted request is refused with 503 while Redis is cut',
     );
-    latencies.sort((a, b) => a - b);
-    const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1] ?? Number.POSITIVE_INFINITY;
-    console.log(`# Redis cut, local policy: p99 ${p99.toFixed(1)} ms over ${latencies.length} requests`);
-    assert.ok(p99 < 50, `answers stay fast without Redis: p99 ${p99.toFixed(1)} ms`);
-    const degraded = await get('local', '/readyz');
-    assert.equal(degraded.status, 200, degraded.text);
+    const closedAfter = streams.closed.between(readyAt);
     assert.deepEqual(
-      { status: JSON.parse(degraded.text).status, redis: JSON.parse(degraded.text).checks.redis },
-      { status: 'degraded', redis: 'unreachable' },
+      tally(closedAfter),
+      { '200': closedAfter.length },
+      'closed: every request is served again once it is ready',
     );
 
-    const metrics = (await get('local', '/metrics')).text;
-    const fallbacks = /^pricepoint_rate_limit_fallbacks_total\{policy="local"\} (\d+)/m.exec(metrics)?.[1];
-    assert.ok(Number(fallbacks) >= LIMIT * 2, `fallback decisions are counted: ${fallbacks}`);
-    assert.ok(
-      /^pricepoint_store_errors_total\{store="redis"\} [1-9]/m.test(metrics),
-      'Redis errors are counted',
+    const steady = streams.local.between(quietFrom, restoreAt);
+    const whole = streams.local.between(cutDone, restoreAt);
+    const ms = (q: number) => quantile(steady, q).toFixed(1);
+    console.log(
+      `# Redis cut, local policy, ${steady.length} answers of the steady load: p50 ${ms(0.5)} ms, p90 ${ms(0.9)} ms, ` +
+        `p99 ${ms(0.99)} ms, max ${ms(1)} ms (p99 ${p99(whole).toFixed(1)} ms over all ${whole.length} answers of the cut, bursts included)`,
     );
-
-    const openKey = key; // used up in Redis? no: 5 of 20; under open nothing is counted at all
-    const open = await Promise.all(
-      Array.from({ length: LIMIT * 2 }, () => get('open', '/api/v1/series', openKey)),
-    );
-    assert.ok(
-      open.every((a) => a.status === 200),
-      `open allows everything: ${open.map((a) => a.status).join(',')}`,
-    );
-    const closed = await get('closed', '/api/v1/series', key);
-    assert.equal(closed.status, 503, closed.text);
-    assert.equal(JSON.parse(closed.text).code, 'service_unavailable');
-    assert.equal((await get('closed', '/readyz')).status, 503, 'closed is not ready without Redis');
-
-    await redisProxy.restore();
-    // Shared counting resumes by itself: Redis still holds the 5 from before the cut, so the next
-    // request is the 6th (14 left), which local counters (used up) could never say.
-    await within(5_000, 'shared counting resuming', async () => {
-      const answer = await get('local', '/api/v1/series', key);
-      return answer.status === 200 && answer.headers['x-ratelimit-remaining'] !== undefined;
-    });
-    const after = await get('local', '/api/v1/series', key);
-    assert.equal(after.status, 200, after.text);
-    assert.ok(
-      Number(after.headers['x-ratelimit-remaining']) < LIMIT - 5,
-      `counted in Redis again: ${String(after.headers['x-ratelimit-remaining'])} left`,
-    );
-    assert.equal(JSON.parse((await get('local', '/readyz')).text).status, 'ready');
+    assert.ok(steady.length >= P99_SAMPLES, `enough answers for a p99: ${steady.length}`);
+    assert.ok(p99(steady) < 50, `answers stay fast without Redis: p99 ${p99(steady).toFixed(1)} ms`);
   });
 
-  test('PostgreSQL cut: cached keys and days are served, the rest is 503 (never 401 or 500), nothing is lost', async () => {
-    const reader = await newKey('pro');
+  test('after a Redis cut, /readyz says ready again by itself, with no counted request', async () => {
+    const key = await newKey('load');
+    await redisProxy.cut();
+    try {
+      // One counted request per instance, so each one's rate limiting notices the cut.
+      for (const policy of POLICIES) {
+        const answer = await get(policy, '/api/v1/series', key);
+        assert.equal(answer.status, policy === 'closed' ? 503 : 200, `${policy} while cut: ${answer.text}`);
+      }
+      for (const policy of POLICIES) {
+        const ready = await readiness(policy);
+        assert.deepEqual(
+          { status: ready.status, redis: ready.checks?.['redis'] },
+          { status: policy === 'closed' ? 503 : 200, redis: 'unreachable' },
+          `${policy}: /readyz reports Redis away`,
+        );
+      }
+    } finally {
+      await redisProxy.restore();
+    }
+    // Only /readyz from here on, which counts nothing: the background probe alone brings them back.
+    await within(PATIENCE_MS, 'every instance ready again without traffic', async () => {
+      const states = await Promise.all(POLICIES.map(readiness));
+      return states.every((r) => r.status === 200 && r.state === 'ready' && r.checks?.['redis'] === 'ok');
+    });
+  });
+
+  test('PostgreSQL cut under load: cached keys and days are served, the rest is 503 (never 401 or 500), nothing is lost', async () => {
+    const reader = await newKey('load');
     const unseen = await newKey('pro');
     const today = localDate(Date.now(), 'UTC');
     const hours = dayIntervals(today, 'UTC', 'PT1H').slice(0, 4);
     const csv = `start,price\n${hours.map((h, i) => `${formatInstant(h.start, 'UTC')},4${i}.5`).join('\n')}\n`;
     const { server, client } = servers.get('local')!;
-    const put = await client.send(
-      'PUT',
-      `${server.url}/api/v1/series/SPOT/prices`,
-      { 'x-api-key': writer, 'content-type': 'text/csv' },
-      csv,
-    );
-    assert.equal(put.status, 200, put.text);
-    const before = await get('local', '/api/v1/prices/today?symbols=SPOT', reader);
+    const put = () =>
+      client.send(
+        'PUT',
+        `${server.url}/api/v1/series/SPOT/prices`,
+        { 'x-api-key': writer, 'content-type': 'text/csv' },
+        csv,
+      );
+    const written = await put();
+    assert.equal(written.status, 200, written.text);
+    const todayPath = '/api/v1/prices/today?symbols=SPOT';
+    const before = await get('local', todayPath, reader);
     assert.equal(before.status, 200, before.text);
+    const servedPrices = (text: string) => JSON.stringify(JSON.parse(text).series);
 
-    await pgProxy.cut();
-    // Past the key cache (2 s) and the day cache (5 s): both are served from what was cached.
-    await new Promise((resolve) => setTimeout(resolve, 6_000));
-    const cached = await get('local', '/api/v1/prices/today?symbols=SPOT', reader);
-    assert.equal(cached.status, 200, cached.text);
-    assert.deepEqual(JSON.parse(cached.text).series, JSON.parse(before.text).series);
+    // A day read (and so cached) before the cut, and days never read: each request another date.
+    let daysBack = 1;
+    const streams = {
+      cached: steadyLoad(() => get('local', todayPath, reader), 3),
+      uncached: steadyLoad(
+        () => get('local', `/api/v1/prices/${addDays(today, -daysBack++)}?symbols=SPOT`, reader),
+        1,
+      ),
+    };
+    let cutDone = 0;
+    let restoreAt = 0;
+    let readyAt = 0;
+    try {
+      await untilSamples(streams.cached, 20, 0, 'cached reads before the cut');
+      await untilSamples(streams.uncached, 5, 0, 'uncached reads before the cut');
+      await pgProxy.cut();
+      cutDone = performance.now();
+      // Past the key cache (2 s) and the read cache (5 s): from then on both serve what they hold.
+      await sleep(6_000);
 
-    const unknownKey = await get('local', '/api/v1/prices/today?symbols=SPOT', unseen);
-    const uncachedDay = await get('local', '/api/v1/prices/yesterday?symbols=SPOT', reader);
-    const write = await client.send(
-      'PUT',
-      `${server.url}/api/v1/series/SPOT/prices`,
-      { 'x-api-key': writer, 'content-type': 'text/csv' },
-      csv,
-    );
-    for (const [what, answer] of [
-      ['an unknown key', unknownKey],
-      ['a day never read', uncachedDay],
-      ['an import', write],
-    ] as const) {
-      assert.equal(answer.status, 503, `${what}: ${answer.text}`);
-      assert.equal(JSON.parse(answer.text).code, 'service_unavailable', what);
+      const cached = await get('local', todayPath, reader);
+      assert.equal(cached.status, 200, cached.text);
+      assert.equal(servedPrices(cached.text), servedPrices(before.text), 'the cached day, as it was');
+      for (const [what, answer] of [
+        ['an unknown key', await get('local', todayPath, unseen)],
+        ['a day never read', await get('local', `/api/v1/prices/${addDays(today, 1)}?symbols=SPOT`, reader)],
+        ['the latest prices', await get('local', '/api/v1/prices/latest?symbols=SPOT', reader)],
+        ['the catalogue (its coverage is read each time)', await get('local', '/api/v1/series', reader)],
+        ['an import', await put()],
+      ] as const) {
+        assert.equal(answer.status, 503, `${what}: ${answer.text}`);
+        assert.equal(problemCode(answer), 'service_unavailable', `${what}: service_unavailable`);
+      }
+      const ready = await readiness('local');
+      assert.deepEqual(
+        { status: ready.status, prices: ready.checks?.['prices'], keys: ready.checks?.['keys'] },
+        { status: 503, prices: 'unreachable', keys: 'unreachable' },
+        '/readyz reports PostgreSQL away',
+      );
+
+      restoreAt = performance.now();
+      await pgProxy.restore();
+      await within(PATIENCE_MS, 'PostgreSQL back', async () => (await readiness('local')).status === 200);
+      readyAt = performance.now();
+      await untilSamples(streams.uncached, 5, readyAt, 'uncached reads after the restore');
+    } finally {
+      await pgProxy.restore();
+      await streams.cached.stop();
+      await streams.uncached.stop();
     }
-    const ready = await get('local', '/readyz');
-    assert.equal(ready.status, 503);
-    assert.equal(JSON.parse(ready.text).checks.prices, 'unreachable');
 
-    await pgProxy.restore();
-    await within(10_000, 'PostgreSQL back', async () => (await get('local', '/readyz')).status === 200);
-    const again = await get('local', '/api/v1/prices/today?symbols=SPOT', unseen);
+    assertNoBadAnswer('cached reads', streams.cached.samples);
+    assertNoBadAnswer('uncached reads', streams.uncached.samples);
+    assert.deepEqual(
+      tally(streams.cached.samples),
+      { '200': streams.cached.samples.length },
+      'a cached key reading a cached day is served throughout',
+    );
+    const changed = streams.cached.samples.filter((s) => servedPrices(s.text) !== servedPrices(before.text));
+    assert.equal(changed.length, 0, 'every cached answer holds the day as it was');
+    const during = streams.uncached.between(cutDone, restoreAt);
+    assert.ok(during.length > 0, 'days never read were asked for while PostgreSQL was cut');
+    assert.deepEqual(
+      tally(during),
+      { '503 service_unavailable': during.length },
+      'a day never read is 503 while PostgreSQL is cut',
+    );
+    const afterwards = streams.uncached.between(readyAt);
+    assert.deepEqual(tally(afterwards), { '200': afterwards.length }, 'and served again once it is back');
+
+    const again = await get('local', todayPath, unseen);
     assert.equal(again.status, 200, again.text);
     assert.deepEqual(
       JSON.parse(again.text).series[0].prices.map((p: { price: number }) => p.price),

@@ -2,6 +2,10 @@
  * The README's nginx example (issue 5, item 6) in front of three instances on one PostgreSQL and
  * one Redis, run as written but for its ports and certificate: requests are spread over the three,
  * limits stay exact through the proxy, and /metrics is closed to the outside.
+ *
+ * The instances listen on port 0 and report the port the kernel gave them. nginx cannot: its port
+ * is picked free, and if another test takes it before nginx binds it, nginx is started again on
+ * another one.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -25,6 +29,7 @@ import { type ScaleEnvironment, scaleEnvironment, scaleSkipReason } from '../hel
 const NGINX = '/usr/sbin/nginx';
 const LIMIT = 30;
 
+/** A port that was free a moment ago (nginx must be told one; see `startNginx` for the race). */
 async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -39,6 +44,44 @@ function readmeNginx(): string {
   const block = /```nginx\n([\s\S]*?)```/.exec(section)?.[1];
   assert.ok(block, 'README has an nginx block under "Running several instances"');
   return block;
+}
+
+/**
+ * Starts nginx on `conf` and waits until `base` answers /healthz through it, or until it exits (a
+ * port taken meanwhile): then `ok` is false with what nginx said.
+ */
+async function startNginx(
+  conf: string,
+  dir: string,
+  base: string,
+  agent: Agent,
+): Promise<{ ok: true; child: ChildProcess } | { ok: false; errors: string }> {
+  const child = spawn(NGINX, ['-p', dir, '-c', conf, '-g', 'daemon off;'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let errors = '';
+  child.stderr?.on('data', (chunk) => {
+    errors += chunk;
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  for (let i = 0; ; i++) {
+    try {
+      await request(`${base}/healthz`, { dispatcher: agent }).then((r) => r.body.dump());
+      return { ok: true, child };
+    } catch (error) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        await exited;
+        const log = existsSync(join(dir, 'error.log')) ? readFileSync(join(dir, 'error.log'), 'utf8') : '';
+        return { ok: false, errors: `${errors} ${log}` };
+      }
+      if (i > 100) {
+        child.kill('SIGKILL');
+        await exited;
+        throw new Error(`nginx did not answer: ${errors} ${error}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }
 
 const skip = await scaleSkipReason(
@@ -58,11 +101,12 @@ describe('the README nginx example in front of three instances', { skip }, () =>
     env = await scaleEnvironment('nginx', { limit: LIMIT });
     const dir = env.dir;
     settings = { ...env.settings, PRICEPOINT_INSECURE_HTTP: 'true', PRICEPOINT_TRUST_PROXY: '127.0.0.1' };
-    assert.equal((await runCli(['migrate'], settings)).code, 0);
-    const ports = [await freePort(), await freePort(), await freePort()];
-    for (const port of ports) {
-      servers.push(await startServer(['serve'], { ...settings, PRICEPOINT_PORT: String(port) }));
+    assert.equal((await runCli(['migrate'], settings)).code, 0, '`pricepoint migrate` succeeds');
+    for (let i = 0; i < 3; i++) {
+      // PRICEPOINT_PORT=0 (the helper's default): the kernel picks a free port, the banner names it.
+      servers.push(await startServer(['serve'], { ...settings, PRICEPOINT_PORT: '0' }));
     }
+    const ports = servers.map((s) => s.port);
 
     const pair = await generate([{ name: 'commonName', value: 'localhost' }], {
       keyType: 'ec',
@@ -72,44 +116,46 @@ describe('the README nginx example in front of three instances', { skip }, () =>
     });
     writeFileSync(join(dir, 'cert.pem'), pair.cert);
     writeFileSync(join(dir, 'key.pem'), pair.private);
-    const listen = await freePort();
-    const site = readmeNginx()
-      .replace('listen 443 ssl http2;', `listen 127.0.0.1:${listen} ssl http2;`)
-      .replace('/etc/ssl/prices.example.com.pem', join(dir, 'cert.pem'))
-      .replace('/etc/ssl/prices.example.com.key', join(dir, 'key.pem'))
-      .replace('127.0.0.1:8081', `127.0.0.1:${ports[0]}`)
-      .replace('127.0.0.1:8082', `127.0.0.1:${ports[1]}`)
-      .replace('127.0.0.1:8083', `127.0.0.1:${ports[2]}`);
-    const conf = join(dir, 'nginx.conf');
-    writeFileSync(
-      conf,
-      `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n` +
-        `access_log off;\nclient_body_temp_path ${dir}/body;\nproxy_temp_path ${dir}/proxy;\n` +
-        `fastcgi_temp_path ${dir}/fastcgi;\nuwsgi_temp_path ${dir}/uwsgi;\nscgi_temp_path ${dir}/scgi;\n` +
-        `${site}}\n`,
-    );
-    nginx = spawn(NGINX, ['-p', dir, '-c', conf, '-g', 'daemon off;'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let errors = '';
-    nginx.stderr?.on('data', (chunk) => {
-      errors += chunk;
-    });
-    base = `https://localhost:${listen}`;
     agent = new Agent({ connect: { ca: pair.cert, servername: 'localhost' } });
-    for (let i = 0; ; i++) {
-      try {
-        await request(`${base}/healthz`, { dispatcher: agent }).then((r) => r.body.dump());
+    for (let attempt = 1; ; attempt++) {
+      const listen = await freePort();
+      const site = readmeNginx()
+        .replace('listen 443 ssl http2;', `listen 127.0.0.1:${listen} ssl http2;`)
+        .replace('/etc/ssl/prices.example.com.pem', join(dir, 'cert.pem'))
+        .replace('/etc/ssl/prices.example.com.key', join(dir, 'key.pem'))
+        .replace('127.0.0.1:8081', `127.0.0.1:${ports[0]}`)
+        .replace('127.0.0.1:8082', `127.0.0.1:${ports[1]}`)
+        .replace('127.0.0.1:8083', `127.0.0.1:${ports[2]}`);
+      const conf = join(dir, 'nginx.conf');
+      writeFileSync(
+        conf,
+        `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n` +
+          `access_log off;\nclient_body_temp_path ${dir}/body;\nproxy_temp_path ${dir}/proxy;\n` +
+          `fastcgi_temp_path ${dir}/fastcgi;\nuwsgi_temp_path ${dir}/uwsgi;\nscgi_temp_path ${dir}/scgi;\n` +
+          `${site}}\n`,
+      );
+      const started = await startNginx(conf, dir, `https://localhost:${listen}`, agent);
+      if (started.ok) {
+        nginx = started.child;
+        base = `https://localhost:${listen}`;
         break;
-      } catch (error) {
-        if (i > 100 || nginx.exitCode !== null) throw new Error(`nginx did not start: ${errors} ${error}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      // Someone took the port between freePort() and nginx's bind: try another, a few times.
+      if (!/Address already in use/.test(started.errors) || attempt >= 5) {
+        throw new Error(`nginx did not start: ${started.errors}`);
       }
     }
   });
 
   after(async () => {
-    nginx?.kill('SIGTERM');
+    if (nginx !== undefined && nginx.exitCode === null && nginx.signalCode === null) {
+      const exited = new Promise((resolve) => nginx?.once('exit', resolve));
+      nginx.kill('SIGTERM');
+      // nginx stops its workers first; SIGKILL if it has not gone in 5 s.
+      const timer = setTimeout(() => nginx?.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
     await agent?.close();
     await cleanUp();
     await env?.drop();
@@ -136,6 +182,7 @@ describe('the README nginx example in front of three instances', { skip }, () =>
     assert.deepEqual(
       { ok: statuses.filter((s) => s === 200).length, limited: statuses.filter((s) => s === 429).length },
       { ok: LIMIT, limited: LIMIT * 2 },
+      'exactly the limit succeeds through nginx',
     );
     // Each instance logs a request after answering it, so its line can reach the test after the
     // answer does: wait for all of them before counting per instance.
@@ -170,13 +217,13 @@ describe('the README nginx example in front of three instances', { skip }, () =>
       5_000,
       'the log line of the forwarded request',
     );
-    assert.deepEqual(ips, ['203.0.113.7']);
+    assert.deepEqual(ips, ['203.0.113.7'], 'the instance logs the forwarded client address');
   });
 
   test('/metrics is refused from outside the allowed network, /readyz answers', async () => {
-    assert.equal((await get('/metrics')).status, 403);
+    assert.equal((await get('/metrics')).status, 403, '/metrics is refused from outside');
     const ready = await get('/readyz');
     assert.equal(ready.status, 200, ready.text);
-    assert.equal(JSON.parse(ready.text).status, 'ready');
+    assert.equal(JSON.parse(ready.text).status, 'ready', '/readyz says ready');
   });
 });

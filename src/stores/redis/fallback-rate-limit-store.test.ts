@@ -48,19 +48,23 @@ describe('FallbackRateLimitStore over a Redis that goes away', { skip }, () => {
     t.after(() => client.disconnect());
     await whenReady(client);
     const fallbacks: FallbackPolicy[] = [];
+    const errors: unknown[] = [];
     const store = new FallbackRateLimitStore(
       new RedisRateLimitStore(client, prefix),
       new MemoryRateLimitStore(),
       {
         policy,
         backoffMs: 100,
+        probe: () => client.ping(),
         onFallback: (decision, error) => {
           assert.ok(error instanceof Error, 'the fallback is told the error');
           fallbacks.push(decision);
         },
+        onError: (error) => errors.push(error),
       },
     );
-    return { client, store, fallbacks };
+    t.after(() => store.close());
+    return { client, store, fallbacks, errors };
   }
 
   async function proxy(t: TestContext) {
@@ -73,28 +77,30 @@ describe('FallbackRateLimitStore over a Redis that goes away', { skip }, () => {
     const { port } = await proxy(t);
     const { store, fallbacks } = await instance(t, 'local', port);
     const decision = await store.consume('key:healthy', limits, Date.now());
-    assert.equal(decision.allowed, true);
-    assert.equal(await sharedCount('key:healthy'), 1);
-    assert.equal(store.state(), 'shared');
-    assert.deepEqual(fallbacks, []);
+    assert.equal(decision.allowed, true, 'allowed');
+    assert.equal(await sharedCount('key:healthy'), 1, 'counted in Redis');
+    assert.equal(store.state(), 'shared', 'shared');
+    assert.deepEqual(fallbacks, [], 'no fallback decision');
   });
 
   test('local: each instance keeps answering with its own counters, then counting is shared again', async (t) => {
     const redis = await proxy(t);
     const a = await instance(t, 'local', redis.port);
     const b = await instance(t, 'local', redis.port);
-    assert.equal((await a.store.consume('key:local', limits, Date.now())).allowed, true);
-    assert.equal((await b.store.consume('key:local', limits, Date.now())).allowed, true);
-    assert.equal(await sharedCount('key:local'), 2);
+    assert.equal((await a.store.consume('key:local', limits, Date.now())).allowed, true, 'a allowed');
+    assert.equal((await b.store.consume('key:local', limits, Date.now())).allowed, true, 'b allowed');
+    assert.equal(await sharedCount('key:local'), 2, 'both counted in Redis');
 
     await redis.cut();
     // Per instance: each allows the full limit from its own counters, then refuses.
-    for (const { store } of [a, b]) {
+    for (const { store, errors } of [a, b]) {
       const answers = [];
-      for (let i = 0; i < 5; i++)
+      for (let i = 0; i < 5; i++) {
         answers.push((await store.consume('key:local', limits, Date.now())).allowed);
-      assert.deepEqual(answers, [true, true, true, false, false]);
-      assert.equal(store.state(), 'degraded');
+        assert.ok(errors.length >= 1, 'the failed command is reported as an error by the first answer');
+      }
+      assert.deepEqual(answers, [true, true, true, false, false], 'the limit holds per instance');
+      assert.equal(store.state(), 'degraded', 'degraded while Redis is cut');
     }
     assert.ok(a.fallbacks.length === 5 && a.fallbacks.every((d) => d === 'local'), 'every answer was local');
     assert.equal(await sharedCount('key:local'), 2, 'nothing reached Redis');
@@ -103,8 +109,8 @@ describe('FallbackRateLimitStore over a Redis that goes away', { skip }, () => {
     // No reconnect call: the client reconnects and the store probes Redis again by itself.
     const shared = await untilShared(a.store, 'key:local');
     assert.equal(shared.allowed, true, 'Redis had one unit left (2 of 3 used), the local counters had none');
-    assert.equal(shared.states[0]?.remaining, 0);
-    assert.equal(await sharedCount('key:local'), 3);
+    assert.equal(shared.states[0]?.remaining, 0, 'nothing left in Redis');
+    assert.equal(await sharedCount('key:local'), 3, 'the third unit counted in Redis');
   });
 
   test('open: every request is allowed and nothing is counted', async (t) => {
@@ -113,16 +119,16 @@ describe('FallbackRateLimitStore over a Redis that goes away', { skip }, () => {
     await redis.cut();
     for (let i = 0; i < 6; i++) {
       const decision = await store.consume('key:open', limits, Date.now());
-      assert.equal(decision.allowed, true);
-      assert.equal(decision.states[0]?.remaining, 3);
+      assert.equal(decision.allowed, true, 'open allows');
+      assert.equal(decision.states[0]?.remaining, 3, 'open counts nothing');
     }
-    assert.equal((await store.peek('key:open', limits, Date.now())).allowed, true);
+    assert.equal((await store.peek('key:open', limits, Date.now())).allowed, true, 'a peek is allowed');
     assert.ok(fallbacks.length === 7 && fallbacks.every((d) => d === 'open'), 'every answer was open');
-    assert.equal(store.state(), 'degraded');
+    assert.equal(store.state(), 'degraded', 'degraded while cut');
 
     await redis.restore();
     await untilShared(store, 'key:open');
-    assert.equal(await sharedCount('key:open'), 1);
+    assert.equal(await sharedCount('key:open'), 1, 'counted in Redis again');
   });
 
   test('closed: requests are refused with service_unavailable (503)', async (t) => {
@@ -132,62 +138,87 @@ describe('FallbackRateLimitStore over a Redis that goes away', { skip }, () => {
     for (let i = 0; i < 3; i++) {
       await assert.rejects(store.consume('key:closed', limits, Date.now()), (error: unknown) => {
         assert.ok(error instanceof ApiError, 'an ApiError');
-        assert.equal(error.code, 'service_unavailable');
-        assert.equal(error.status, 503);
+        assert.equal(error.code, 'service_unavailable', 'the code');
+        assert.equal(error.status, 503, 'the status');
         return true;
       });
     }
     await redis.restore();
     const shared = await untilShared(store, 'key:closed');
-    assert.equal(shared.allowed, true);
-    assert.equal(await sharedCount('key:closed'), 1);
+    assert.equal(shared.allowed, true, 'allowed again');
+    assert.equal(await sharedCount('key:closed'), 1, 'counted in Redis again');
   });
 
-  test('a Redis that hangs costs one command timeout per back-off, then counting is shared again', async (t) => {
+  test('a Redis that hangs costs one command timeout, then counting is shared again', async (t) => {
     const redis = await proxy(t);
-    const { store, fallbacks } = await instance(t, 'local', redis.port);
+    const { store, fallbacks, errors } = await instance(t, 'local', redis.port);
     redis.stall();
     // The first request waits for the command timeout, the ones after it answer locally at once;
-    // none of them hangs (this test would time out if one did).
+    // none of them hangs (this test would time out if one did). Probes wait in the background.
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push((await store.consume('key:hung', limits, Date.now())).allowed);
-    assert.deepEqual(answers, [true, true, true, false]);
-    assert.equal(fallbacks.length, 4);
-    assert.equal(store.state(), 'degraded');
-    assert.equal(await sharedCount('key:hung'), 0);
+    assert.deepEqual(answers, [true, true, true, false], 'answered locally');
+    assert.equal(fallbacks.length, 4, 'four fallback decisions');
+    assert.ok(
+      errors.some((e) => /timed out/i.test(String(e))),
+      `the timeout is reported as an error: ${errors.map(String).join('; ')}`,
+    );
+    assert.equal(store.state(), 'degraded', 'degraded while Redis hangs');
+    assert.equal(await sharedCount('key:hung'), 0, 'nothing counted in Redis');
 
     await redis.restore();
     const shared = await untilShared(store, 'key:hung');
-    assert.equal(shared.allowed, true);
+    assert.equal(shared.allowed, true, 'allowed again');
     assert.ok((await sharedCount('key:hung')) >= 1, 'counted in Redis again');
+  });
+
+  test('readiness comes back by itself: with no request at all, the probe makes counting shared again', async (t) => {
+    const redis = await proxy(t);
+    const { store } = await instance(t, 'closed', redis.port);
+    await redis.cut();
+    await assert.rejects(store.consume('key:idle', limits, Date.now()), ApiError, 'closed refuses');
+    assert.equal(store.state(), 'degraded', 'degraded after the failed request');
+    await redis.restore();
+    for (let attempt = 0; attempt < 400 && store.state() === 'degraded'; attempt++) await sleep(25);
+    assert.equal(store.state(), 'shared', 'shared again without a request');
+    assert.equal(await sharedCount('key:idle'), 0, 'nothing was counted meanwhile');
   });
 
   test('openRedis: shared counters and notices, ping, fallback while cut, and a close that ends it all', async (t) => {
     const redis = await proxy(t);
     const fallbacks: string[] = [];
+    const errors: Error[] = [];
     const stores = openRedis(`redis://127.0.0.1:${redis.port}`, {
       prefix,
       fallback: 'local',
       backoffMs: 100,
+      commandTimeoutMs: 1000,
       onFallback: (decision) => fallbacks.push(decision),
+      onError: (error) => errors.push(error),
     });
     t.after(() => stores.close());
     await stores.ready();
     await untilShared(stores.rateLimits, 'key:opened');
-    assert.equal(await sharedCount('key:opened'), 1);
+    assert.equal(await sharedCount('key:opened'), 1, 'counted in Redis');
     await stores.ping();
     const heard: unknown[] = [];
     stores.notices.subscribe((notice) => heard.push(notice));
     await stores.notices.publish({ kind: 'keys', keyIds: ['k'] });
-    assert.deepEqual(heard, [{ kind: 'keys', keyIds: ['k'] }]);
+    assert.deepEqual(heard, [{ kind: 'keys', keyIds: ['k'] }], 'the notice is heard');
 
     await redis.cut();
-    await assert.rejects(stores.ping());
-    assert.equal((await stores.rateLimits.consume('key:opened', limits, Date.now())).allowed, true);
-    assert.deepEqual(fallbacks, ['local']);
+    await assert.rejects(stores.ping(), 'ping fails while cut');
+    const before = errors.length;
+    assert.equal(
+      (await stores.rateLimits.consume('key:opened', limits, Date.now())).allowed,
+      true,
+      'answered locally',
+    );
+    assert.deepEqual(fallbacks, ['local'], 'one fallback decision');
+    assert.ok(errors.length > before, 'the failed rate-limit command is reported through onError');
     // Closing while Redis is away must not wait for it (the process has to exit).
     await stores.close();
-    await assert.rejects(stores.ping());
+    await assert.rejects(stores.ping(), 'closed for good');
   });
 });
 
@@ -204,12 +235,13 @@ async function untilShared(store: FallbackRateLimitStore, subject: string) {
   assert.fail('counting never went back to Redis');
 }
 
-describe('FallbackRateLimitStore back-off', () => {
-  /** A primary that fails while `down`, counting how often it is asked. */
+describe('FallbackRateLimitStore probing', () => {
+  /** A primary that fails while `down`, counting requests and probes apart. */
   function flakyPrimary() {
     const primary = {
       down: true,
       calls: 0,
+      probes: 0,
       memory: new MemoryRateLimitStore(),
       async consume(subject: string, rules: readonly LimitRule[], nowMs: number) {
         primary.calls++;
@@ -221,71 +253,118 @@ describe('FallbackRateLimitStore back-off', () => {
         if (primary.down) throw new Error('connection refused');
         return primary.memory.peek(subject, rules, nowMs);
       },
+      async probe() {
+        primary.probes++;
+        if (primary.down) throw new Error('connection refused');
+      },
     };
     return primary;
   }
 
-  test('after a failure the primary is left alone for the back-off, then probed once', async () => {
+  /** Polls `check` every 5 ms; bounded by attempts, not asserted on time. */
+  async function until(check: () => boolean, what: string): Promise<void> {
+    for (let attempt = 0; attempt < 1000; attempt++) {
+      if (check()) return;
+      await sleep(5);
+    }
+    assert.fail(`${what} never happened`);
+  }
+
+  test('after a failure no request asks the primary; a background probe brings it back without traffic', async (t) => {
     const primary = flakyPrimary();
-    let clock = 0;
+    const errors: unknown[] = [];
     const store = new FallbackRateLimitStore(primary, new MemoryRateLimitStore(), {
       policy: 'open',
-      backoffMs: 500,
-      monotonicMs: () => clock,
+      backoffMs: 10,
+      probe: () => primary.probe(),
+      onError: (error) => errors.push(error),
     });
+    t.after(() => store.close());
     await store.consume('s', limits, 0);
-    assert.equal(primary.calls, 1);
+    assert.equal(primary.calls, 1, 'the first request asked the primary');
+    assert.equal(errors.length, 1, 'the failed request is reported as an error at once');
+    assert.equal(store.state(), 'degraded', 'degraded after the failure');
     for (let i = 0; i < 20; i++) await store.consume('s', limits, 0);
-    assert.equal(primary.calls, 1, 'not asked during the back-off');
-    clock = 499;
-    await store.consume('s', limits, 0);
-    assert.equal(primary.calls, 1);
-    clock = 500;
-    await store.consume('s', limits, 0);
-    assert.equal(primary.calls, 2, 'probed once the back-off is over');
-    assert.equal(store.state(), 'degraded');
+    assert.equal(primary.calls, 1, 'no request asks the primary while it is away');
+
+    await until(() => primary.probes >= 3, 'three probes');
+    assert.ok(errors.length >= 3, `every failed probe is reported too: ${errors.length}`);
+    assert.equal(store.state(), 'degraded', 'still degraded while the probes fail');
 
     primary.down = false;
-    clock = 1000;
+    // No request at all: the probe alone makes the store shared again.
+    await until(() => store.state() === 'shared', 'shared again without traffic');
+    assert.equal(primary.calls, 1, 'no request was needed');
     const decision = await store.consume('s', limits, 0);
-    assert.equal(primary.calls, 3);
-    assert.equal(store.state(), 'shared');
+    assert.equal(primary.calls, 2, 'healthy again: the request asks the primary');
     assert.equal(decision.states[0]?.remaining, 2, 'counted by the primary');
-    await store.consume('s', limits, 0);
-    assert.equal(primary.calls, 4, 'healthy again: every request asks the primary');
+    const probes = primary.probes;
+    await sleep(50);
+    assert.equal(primary.probes, probes, 'no probing while the primary answers');
   });
 
-  test('only one request probes at a time; the others answer by the policy meanwhile', async () => {
+  test('only one probe at a time, and requests never wait for it', async (t) => {
     let release = () => {};
-    let calls = 0;
+    let probes = 0;
     const hanging = {
-      consume: () => {
-        calls++;
+      consume: () => Promise.reject(new Error('timed out')),
+      peek: () => Promise.reject(new Error('unused')),
+    };
+    const store = new FallbackRateLimitStore(hanging, new MemoryRateLimitStore(), {
+      policy: 'local',
+      backoffMs: 5,
+      probe: () => {
+        probes++;
         return new Promise<never>((_, reject) => {
           release = () => reject(new Error('timed out'));
         });
       },
-      peek: () => Promise.reject(new Error('unused')),
-    };
-    let clock = 0;
-    const store = new FallbackRateLimitStore(hanging, new MemoryRateLimitStore(), {
-      policy: 'local',
-      backoffMs: 100,
-      monotonicMs: () => clock,
     });
-    const first = store.consume('s', limits, 0);
-    release();
-    await first;
-    clock = 100;
-    const probe = store.consume('s', limits, 0);
+    t.after(() => store.close());
+    assert.equal((await store.consume('s', limits, 0)).allowed, true, 'answered locally');
+    await until(() => probes === 1, 'the first probe');
+    // The probe hangs: requests answer locally meanwhile, and no second probe starts.
     const others = await Promise.all([store.consume('t', limits, 0), store.consume('u', limits, 0)]);
-    assert.equal(calls, 2, 'one probe, the others did not wait for it');
     assert.ok(
       others.every((d) => d.allowed),
       'the others were counted locally',
     );
+    await sleep(30);
+    assert.equal(probes, 1, 'one probe at a time');
     release();
-    assert.equal((await probe).allowed, true, 'the failed probe was answered locally too');
-    assert.equal(store.state(), 'degraded');
+    await until(() => probes === 2, 'the next probe after the failed one');
+    assert.equal(store.state(), 'degraded', 'still degraded');
+  });
+
+  test('close() stops probing, so the process can exit', async () => {
+    const primary = flakyPrimary();
+    const store = new FallbackRateLimitStore(primary, new MemoryRateLimitStore(), {
+      policy: 'open',
+      backoffMs: 5,
+      probe: () => primary.probe(),
+    });
+    await store.consume('s', limits, 0);
+    await until(() => primary.probes >= 1, 'a probe');
+    store.close();
+    const probes = primary.probes;
+    await sleep(50);
+    assert.ok(
+      primary.probes <= probes + 1,
+      `no probe after close (at most the one running): ${primary.probes}`,
+    );
+  });
+
+  test('without a probe of its own, it peeks at the primary, which counts nothing', async (t) => {
+    const primary = flakyPrimary();
+    const store = new FallbackRateLimitStore(primary, new MemoryRateLimitStore(), {
+      policy: 'open',
+      backoffMs: 5,
+    });
+    t.after(() => store.close());
+    await store.consume('s', limits, 0);
+    primary.down = false;
+    await until(() => store.state() === 'shared', 'shared again');
+    const decision = await store.consume('s', limits, 0);
+    assert.equal(decision.states[0]?.remaining, 2, 'the probe took nothing from any subject');
   });
 });

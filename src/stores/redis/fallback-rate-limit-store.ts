@@ -7,9 +7,10 @@
  * - `open`: every request is allowed and nothing is counted.
  * - `closed`: every counted request is refused with 503.
  *
- * After a failure the primary is left alone for `backoffMs`, so a dead or hanging Redis costs one
- * request per back-off, not every request its command timeout. Then one request probes it (the
- * others keep using the policy meanwhile); when the probe answers, counting is shared again.
+ * After a failure no request asks the primary again: a dead or hanging Redis costs only the requests
+ * that were waiting on it when it went away, never one command timeout per request. Instead a probe
+ * (Redis: PING) runs in the background every `backoffMs`, traffic or not; when it answers, counting
+ * is shared again, and `state()` (which /readyz reports) says so without waiting for a request.
  */
 import { ApiError } from '../../domain/errors/api-error.js';
 import { type LimitDecision, windowOf } from '../../domain/limits/fixed-window.js';
@@ -21,36 +22,45 @@ export type FallbackPolicy = 'local' | 'open' | 'closed';
 
 export interface FallbackOptions {
   readonly policy: FallbackPolicy;
-  /** How long to leave the primary alone after it failed (default 500 ms). */
+  /** How long between probes of the primary while it is away (default 500 ms: twice a second). */
   readonly backoffMs?: number;
   /**
-   * Called for every decision made without the primary, with the error that started the current
-   * back-off (the same object for the whole back-off, so a logger can log each error once).
+   * Called for every decision made without the primary, with the error that made it degraded (the
+   * same object until it answers again, so a logger can log each outage once).
    */
   readonly onFallback?: (decision: FallbackPolicy, error: unknown) => void;
-  /** A monotonic clock in ms for the back-off; tests may replace it. */
-  readonly monotonicMs?: () => number;
+  /** Called for every failed call of the primary, a request's or a probe's (errors and timeouts): for metrics. */
+  readonly onError?: (error: unknown) => void;
+  /**
+   * Resolves when the primary answers again, rejects while it does not (Redis: PING). Default: a
+   * peek at a subject of its own, which counts nothing.
+   */
+  readonly probe?: () => Promise<unknown>;
 }
+
+/** The subject and limit the default probe peeks at: peeking takes nothing. */
+const PROBE_SUBJECT = 'fallback-probe';
+const PROBE_LIMITS: readonly LimitRule[] = [{ name: 'probe', limit: 1, windowSeconds: 1 }];
 
 export class FallbackRateLimitStore implements RateLimitStore {
   private readonly backoffMs: number;
-  private readonly monotonicMs: () => number;
+  private readonly probe: () => Promise<unknown>;
   private lastError: unknown;
   private failed = false;
-  private retryAtMs = 0;
-  private probing = false;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
 
-  /** @example new FallbackRateLimitStore(new RedisRateLimitStore(client, 'pp:'), new MemoryRateLimitStore(), { policy: 'local' }) */
+  /** @example new FallbackRateLimitStore(new RedisRateLimitStore(client, 'pp:'), new MemoryRateLimitStore(), { policy: 'local', probe: () => client.ping() }) */
   constructor(
     private readonly primary: RateLimitStore,
     private readonly local: MemoryRateLimitStore,
     private readonly options: FallbackOptions,
   ) {
     this.backoffMs = options.backoffMs ?? 500;
-    this.monotonicMs = options.monotonicMs ?? (() => performance.now());
+    this.probe = options.probe ?? (() => primary.peek(PROBE_SUBJECT, PROBE_LIMITS, Date.now()));
   }
 
-  /** `shared` while the primary answers (or has not failed yet); `degraded` since its last failure. */
+  /** `shared` while the primary answers (or has not failed yet); `degraded` from a failure until a probe answers. */
   state(): 'shared' | 'degraded' {
     return this.failed ? 'degraded' : 'shared';
   }
@@ -63,24 +73,23 @@ export class FallbackRateLimitStore implements RateLimitStore {
     return this.decide((store) => store.peek(subject, limits, nowMs), limits, nowMs);
   }
 
+  /** Stops probing, so the process can exit; decisions keep following the policy while degraded. */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
   private async decide(
     ask: (store: RateLimitStore) => Promise<LimitDecision>,
     limits: readonly LimitRule[],
     nowMs: number,
   ): Promise<LimitDecision> {
-    if (this.shouldTryPrimary()) {
-      const probe = this.failed;
-      if (probe) this.probing = true;
+    if (!this.failed) {
       try {
-        const decision = await ask(this.primary);
-        this.failed = false;
-        return decision;
+        return await ask(this.primary);
       } catch (error) {
-        this.failed = true;
-        this.lastError = error;
-        this.retryAtMs = this.monotonicMs() + this.backoffMs;
-      } finally {
-        if (probe) this.probing = false;
+        this.fail(error);
       }
     }
     const { policy, onFallback } = this.options;
@@ -96,10 +105,41 @@ export class FallbackRateLimitStore implements RateLimitStore {
     );
   }
 
-  /** While healthy, always; while failed, only one probe at a time, once the back-off is over. */
-  private shouldTryPrimary(): boolean {
-    if (!this.failed) return true;
-    return !this.probing && this.monotonicMs() >= this.retryAtMs;
+  private fail(error: unknown): void {
+    this.report(error);
+    if (this.failed) return; // requests that were waiting together fail together: one outage
+    this.failed = true;
+    this.lastError = error;
+    this.scheduleProbe();
+  }
+
+  /** One probe loop at most: the next probe is set only when the last one has failed. */
+  private scheduleProbe(): void {
+    if (this.closed || this.timer !== undefined) return;
+    this.timer = setTimeout(() => void this.runProbe(), this.backoffMs);
+    // Probing must never keep a process alive.
+    this.timer.unref();
+  }
+
+  private async runProbe(): Promise<void> {
+    try {
+      await this.probe();
+      this.failed = false;
+      this.lastError = undefined;
+      this.timer = undefined;
+    } catch (error) {
+      this.report(error);
+      this.timer = undefined;
+      this.scheduleProbe();
+    }
+  }
+
+  private report(error: unknown): void {
+    try {
+      this.options.onError?.(error);
+    } catch {
+      // A failing reporter must not change a rate-limit decision.
+    }
   }
 }
 

@@ -12,13 +12,19 @@ import { RedisRateLimitStore } from './rate-limit-store.js';
 /** Reconnect in the background, quickly at first, then every 2 s, for as long as it takes. */
 const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 2000);
 
+/** The default of `PRICEPOINT_REDIS_TIMEOUT_MS`. */
+export const DEFAULT_REDIS_TIMEOUT_MS = 200;
+
 /**
  * For the connection requests wait on: a command fails instead of waiting for Redis, so the
  * fallback answers at once. No offline queue (a command while disconnected fails immediately), no
  * re-sending after a reconnect (`maxRetriesPerRequest: 0`; the request has moved on), and a command
- * timeout for a Redis that accepts connections but does not answer.
+ * timeout for a Redis that accepts connections but does not answer. A command that times out may
+ * still have run in Redis: a counted request that times out is counted there and, under the `local`
+ * policy, locally too, so the timeout must be well above any stall the instance's own event loop
+ * may have under load.
  */
-export function redisCommandOptions(commandTimeoutMs = 200): RedisOptions {
+export function redisCommandOptions(commandTimeoutMs = DEFAULT_REDIS_TIMEOUT_MS): RedisOptions {
   return {
     commandTimeout: commandTimeoutMs,
     maxRetriesPerRequest: 0,
@@ -49,11 +55,16 @@ export interface OpenRedisOptions {
   readonly prefix?: string;
   /** What rate limiting does while Redis is away. */
   readonly fallback: FallbackPolicy;
-  /** Every decision made without Redis (count it; the error repeats for one back-off). */
+  /** Every decision made without Redis (count it; the error is the same for one outage). */
   readonly onFallback?: (decision: FallbackPolicy, error: unknown) => void;
-  /** Connection errors and dropped notices, for the log. Without it they are ignored. */
+  /**
+   * Connection errors, every failed or timed-out rate-limit command and probe, and dropped notices:
+   * for metrics and the log. Without it they are ignored.
+   */
   readonly onError?: (error: Error) => void;
+  /** How long a command may wait for Redis (`PRICEPOINT_REDIS_TIMEOUT_MS`, default 200 ms). */
   readonly commandTimeoutMs?: number;
+  /** How often Redis is probed while it is away (default 500 ms). */
   readonly backoffMs?: number;
 }
 
@@ -65,7 +76,7 @@ export interface RedisStores {
    * then rate limiting answers by the fallback policy, so await this at start-up where that matters.
    */
   ready(): Promise<void>;
-  /** Rejects fast when Redis does not answer (readiness). */
+  /** Rejects when Redis does not answer within the command timeout (readiness). */
   ping(): Promise<void>;
   /** Closes both connections, so the process can exit. */
   close(): Promise<void>;
@@ -84,7 +95,13 @@ export function openRedis(url: string, options: OpenRedisOptions): RedisStores {
   const rateLimits = new FallbackRateLimitStore(
     new RedisRateLimitStore(commands, prefix),
     new MemoryRateLimitStore(),
-    { policy: options.fallback, backoffMs: options.backoffMs, onFallback: options.onFallback },
+    {
+      policy: options.fallback,
+      backoffMs: options.backoffMs,
+      onFallback: options.onFallback,
+      onError: (error) => onError(error instanceof Error ? error : new Error(String(error))),
+      probe: () => commands.ping(),
+    },
   );
   const notices = new RedisNoticeBus(commands, subscriber, prefix, { onError });
 
@@ -100,6 +117,7 @@ export function openRedis(url: string, options: OpenRedisOptions): RedisStores {
       await commands.ping();
     },
     async close() {
+      rateLimits.close();
       await Promise.all([notices.close(), closeClient(commands)]);
     },
   };
