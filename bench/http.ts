@@ -42,6 +42,15 @@ const REQUESTS = [
   { name: 'full answer', path: '/api/v1/prices/today' },
   { name: 'one series', path: '/api/v1/prices/today?symbols=NO1' },
 ] as const;
+/**
+ * The full answer again, asked with Accept-Encoding (issue 6, point 3): Pricepoint answers it from
+ * its cache of compressed bodies. Only (c) and (d) are run; the ratio is to (a) sending the
+ * uncompressed full answer, the limit of a server that does not compress.
+ */
+const COMPRESSED = [
+  { name: 'full, Brotli', path: '/api/v1/prices/today', coding: 'br' },
+  { name: 'full, gzip', path: '/api/v1/prices/today', coding: 'gzip' },
+] as const;
 
 interface Setup {
   readonly id: 'a' | 'b' | 'c' | 'd';
@@ -97,7 +106,8 @@ function startChild(
   from: 'stdout' | 'stderr',
 ): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
+    // Every server with the young-generation size bin/pricepoint.js starts Pricepoint with.
+    const child = spawn(process.execPath, ['--max-semi-space-size=64', ...args], {
       env,
       stdio: ['ignore', from === 'stdout' ? 'pipe' : 'ignore', 'pipe'],
     });
@@ -151,7 +161,7 @@ function get(
   path: string,
   ca: string,
   headers: Record<string, string>,
-): Promise<{ status: number; contentType: string; body: string }> {
+): Promise<{ status: number; contentType: string; body: string; headers: string[] }> {
   return new Promise((resolve, reject) => {
     const req = request(
       { host: '127.0.0.1', port, path, ca, servername: 'localhost', headers, agent: false },
@@ -159,7 +169,12 @@ function get(
         let body = '';
         res.setEncoding('utf8').on('data', (c: string) => (body += c));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type']), body }),
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: String(res.headers['content-type']),
+            body,
+            headers: res.rawHeaders,
+          }),
         );
       },
     );
@@ -290,12 +305,19 @@ async function main(): Promise<void> {
   const headersC = { 'x-api-key': created.key };
 
   // The bytes (a) and (b) serve: Pricepoint's answers, fetched once.
-  const bodies: Record<string, { contentType: string; body: string }> = {};
+  const bodies: Record<string, { contentType: string; body: string; headers: string[] }> = {};
   for (const { path } of REQUESTS) {
     const answer = await get(c.port, path, ca, headersC);
     if (answer.status !== 200)
       throw new Error(`Pricepoint answered ${answer.status} to ${path}: ${answer.body}`);
-    bodies[path] = { contentType: answer.contentType, body: answer.body };
+    // (a) sends the very bytes Pricepoint sent: its headers too, but for those Node adds itself.
+    const own = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+    const headers: string[] = [];
+    for (let i = 0; i < answer.headers.length; i += 2) {
+      const name = answer.headers[i]!;
+      if (!own.has(name.toLowerCase())) headers.push(name, answer.headers[i + 1]!);
+    }
+    bodies[path] = { contentType: answer.contentType, body: answer.body, headers };
   }
   const bodiesFile = join(dir, 'bodies.json');
   await writeFile(bodiesFile, JSON.stringify(bodies));
@@ -355,8 +377,8 @@ async function main(): Promise<void> {
     }
   }
 
-  const runOnce = async (setup: Setup, path: string, seconds: number) => {
-    const m = await load(setup.port, path, keyOf.get(setup.id)!, seconds);
+  const runOnce = async (setup: Setup, path: string, seconds: number, headers = keyOf.get(setup.id)!) => {
+    const m = await load(setup.port, path, headers, seconds);
     if (m.non2xx > 0 || m.errors > 0 || m.timeouts > 0) {
       throw new Error(
         `(${setup.id}) ${path}: ${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts`,
@@ -370,27 +392,45 @@ async function main(): Promise<void> {
       `${SECONDS} s per setup and request, after ${WARMUP_SECONDS} s of warm-up each`,
   );
   for (const setup of setups) for (const { path } of REQUESTS) await runOnce(setup, path, WARMUP_SECONDS);
+  const pricepoint = setups.filter((s) => s.id === 'c' || s.id === 'd');
+  const coded = (setup: Setup, coding: string) => ({ ...keyOf.get(setup.id)!, 'accept-encoding': coding });
+  for (const setup of pricepoint) {
+    for (const { path, coding } of COMPRESSED)
+      await runOnce(setup, path, WARMUP_SECONDS, coded(setup, coding));
+  }
 
   const results = new Map<string, Measurement[]>();
+  const progress = (round: number, name: string, setup: Setup, m: Measurement) =>
+    console.error(
+      `round ${round}/${ROUNDS} ${name.padEnd(12)} (${setup.id}) ${Math.round(m.requestsPerSecond)
+        .toLocaleString('en')
+        .padStart(
+          7,
+        )} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, ${Math.round(m.bytes / Math.max(1, m.total))} bytes each`,
+    );
   for (let round = 1; round <= ROUNDS; round++) {
     for (const { name, path } of REQUESTS) {
       for (const setup of setups) {
         const m = await runOnce(setup, path, SECONDS);
         const key = `${setup.id} ${path}`;
         results.set(key, [...(results.get(key) ?? []), m]);
-        console.error(
-          `round ${round}/${ROUNDS} ${name.padEnd(11)} (${setup.id}) ${Math.round(m.requestsPerSecond)
-            .toLocaleString('en')
-            .padStart(7)} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms`,
-        );
+        progress(round, name, setup, m);
+      }
+    }
+    for (const { name, path, coding } of COMPRESSED) {
+      for (const setup of pricepoint) {
+        const m = await runOnce(setup, path, SECONDS, coded(setup, coding));
+        const key = `${setup.id} ${path} ${coding}`;
+        results.set(key, [...(results.get(key) ?? []), m]);
+        progress(round, name, setup, m);
       }
     }
   }
   const memory = new Map(setups.map((s) => [s.id, peakRssMiB(s.child.pid)]));
 
   type Row = { rps: number; p50: number; p99: number };
-  const summary = (id: Setup['id'], path: string): Row | undefined => {
-    const runs = results.get(`${id} ${path}`);
+  const summary = (id: Setup['id'], path: string, coding = ''): Row | undefined => {
+    const runs = results.get(coding ? `${id} ${path} ${coding}` : `${id} ${path}`);
     if (!runs) return undefined;
     return {
       rps: median(runs.map((r) => r.requestsPerSecond)),
@@ -417,6 +457,20 @@ async function main(): Promise<void> {
       const row = summary(setup.id, path)!;
       lines.push(
         `| ${name} (${(size / 1024).toFixed(1)} KiB) | (${setup.id}) ${setup.label} | ` +
+          `${Math.round(row.rps).toLocaleString('en')} | ${row.p50} | ${row.p99} | ` +
+          `${memory.get(setup.id)!.toFixed(0)} | ${(row.rps / base.rps).toFixed(2)} | ${(row.rps / user.rps).toFixed(2)} |`,
+      );
+    }
+  }
+  for (const { name, path, coding } of COMPRESSED) {
+    const base = summary('a', path)!;
+    const user = summary('b', path)!;
+    for (const setup of pricepoint) {
+      const row = summary(setup.id, path, coding)!;
+      const runs = results.get(`${setup.id} ${path} ${coding}`)!;
+      const size = median(runs.map((r) => r.bytes / Math.max(1, r.total)));
+      lines.push(
+        `| ${name} (~${(size / 1024).toFixed(1)} KiB on the wire) | (${setup.id}) ${setup.label} | ` +
           `${Math.round(row.rps).toLocaleString('en')} | ${row.p50} | ${row.p99} | ` +
           `${memory.get(setup.id)!.toFixed(0)} | ${(row.rps / base.rps).toFixed(2)} | ${(row.rps / user.rps).toFixed(2)} |`,
       );
@@ -455,6 +509,18 @@ async function main(): Promise<void> {
     goal(
       `(d) at least 0.60 of (a) on both (${fmt(dFull)}, ${fmt(dOne)})`,
       dFull === undefined || dOne === undefined ? undefined : dFull >= 0.6 && dOne >= 0.6,
+    ),
+  );
+  const brotli = ratio('c', 'a', full);
+  const cBr = summary('c', full, 'br');
+  const aFull = summary('a', full);
+  lines.push(
+    '',
+    'Compression (issue 6, point 3):',
+    '',
+    goal(
+      `(c) with Brotli answers more per second than (a) sends uncompressed (${fmt(cBr && aFull ? cBr.rps / aFull.rps : undefined)}; uncompressed ${fmt(brotli)})`,
+      cBr && aFull ? cBr.rps > aFull.rps : undefined,
     ),
   );
   const table = lines.join('\n');

@@ -1,8 +1,9 @@
 /**
  * Setup (a) of `npm run bench`, the limit: plain `node:https` answering each known URL with the exact
- * bytes Pricepoint gave for it, with the same certificate. No key check, no limits, no headers beyond
- * the content type and length. Settings from the environment: BENCH_CERT and BENCH_KEY (PEM files),
- * BENCH_BODIES (a JSON file `{ "<url>": { "contentType", "body" } }`). Prints `{"port":N}` once listening.
+ * bytes Pricepoint gave for it, headers and body, with the same certificate: what TLS and the bytes
+ * themselves cost. No key check, no limits, nothing computed per request. Settings from the
+ * environment: BENCH_CERT and BENCH_KEY (PEM files), BENCH_BODIES (a JSON file
+ * `{ "<url>": { "contentType", "body", "headers": [name, value, ...] } }`). Prints `{"port":N}` once listening.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
@@ -10,7 +11,10 @@ import { createServer } from 'node:https';
 const bodies = new Map(
   Object.entries(JSON.parse(readFileSync(process.env.BENCH_BODIES, 'utf8'))).map(([url, answer]) => [
     url,
-    { body: Buffer.from(answer.body), contentType: answer.contentType },
+    {
+      body: Buffer.from(answer.body),
+      head: [...answer.headers, 'content-length', String(Buffer.byteLength(answer.body))],
+    },
   ]),
 );
 
@@ -22,7 +26,7 @@ const server = createServer(
       response.writeHead(404).end();
       return;
     }
-    response.writeHead(200, { 'content-type': answer.contentType, 'content-length': answer.body.length });
+    response.writeHead(200, answer.head);
     response.end(answer.body);
   },
 );

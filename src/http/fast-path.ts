@@ -46,6 +46,24 @@ export function createFastPath(deps: FastPathDeps) {
   const trusted = deps.trustProxy.length > 0 ? proxyAddr.compile([...deps.trustProxy]) : undefined;
   const common = Object.entries(deps.commonHeaders).flat();
 
+  // The metrics' label sets, looked up once per route and tier rather than hashed per request.
+  const instruments = new Map<string, ReturnType<typeof labelled>>();
+  const labelled = (route: string, tier: string) => ({
+    ok: deps.metrics.requests.labels({ route, method: 'GET', status: 200, tier }),
+    notModified: deps.metrics.requests.labels({ route, method: 'GET', status: 304, tier }),
+    fast: deps.metrics.fastAnswers.labels({ route }),
+    latency: deps.metrics.latency.labels({ route, method: 'GET' }),
+  });
+  function instrumentsOf(route: string, tier: string) {
+    const id = `${route}\n${tier}`;
+    let found = instruments.get(id);
+    if (found === undefined) {
+      found = labelled(route, tier);
+      instruments.set(id, found);
+    }
+    return found;
+  }
+
   function clientAddress(req: IncomingMessage): string {
     if (trusted === undefined) return req.socket.remoteAddress ?? '';
     const all = proxyAddr.all(req, trusted);
@@ -74,10 +92,10 @@ export function createFastPath(deps: FastPathDeps) {
     const id = randomUUID();
     const status = write(req, res, answer, limitHeaders, id);
     const elapsed = performance.now() - started;
-    const route = answer.route;
-    deps.metrics.requests.inc({ route, method: 'GET', status, tier: tier.name });
-    deps.metrics.fastAnswers.inc({ route });
-    deps.metrics.latency.observe({ route, method: 'GET' }, elapsed / 1000);
+    const counted = instrumentsOf(answer.route, tier.name);
+    (status === 200 ? counted.ok : counted.notModified).inc();
+    counted.fast.inc();
+    counted.latency.observe(elapsed / 1000);
     deps.log.info(
       {
         reqId: id,

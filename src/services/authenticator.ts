@@ -72,7 +72,7 @@ function keyInQuery(query: string): boolean {
 }
 
 /** The key a request presents, `undefined` when none, or the error to answer. */
-function presentedKey(credentials: Credentials): string | undefined {
+function presentedKey(credentials: Omit<Credentials, 'query'>): string | undefined {
   const header = credentials.apiKeyHeader;
   if (Array.isArray(header)) throw unauthorized('invalid_api_key');
   const fromHeader = header?.trim() || undefined;
@@ -190,7 +190,7 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
     async verifiedFromCache(credentials: Omit<Credentials, 'query'>): Promise<KeyRecord | undefined> {
       let key: string | undefined;
       try {
-        key = presentedKey({ ...credentials, query: '' });
+        key = presentedKey(credentials);
       } catch {
         return undefined;
       }

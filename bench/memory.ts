@@ -1,0 +1,373 @@
+/**
+ * Memory benchmark (issue 6, point 6), not a test: after 60 seconds at full load spread over 10,000
+ * distinct keys, the server's resident memory is within 1.5 times what it was after warm-up.
+ *
+ * Starts `pricepoint serve --dev-data --json` (the embedded default: SQLite, in-memory counters) in a
+ * temporary data folder, with a tier `bench` whose limits are never reached; creates one admin key
+ * with the CLI and 10,000 keys in that tier through `POST /api/v1/keys`; then runs autocannon (its
+ * own process, bench/setups/memory-load.mjs, 64 connections) rotating over every key and a mix of
+ * read paths: 15 s of warm-up, VmRSS read from /proc/<pid>/status, 60 s at full load with VmRSS
+ * sampled every second, VmRSS read again. Any non-2xx answer, error or timeout fails the run.
+ * Prints a Markdown section and writes it to bench/results-memory.md.
+ *
+ * Run with `npm run build && tsx bench/memory.ts`. Settings: BENCH_MEMORY_SECONDS (60), BENCH_KEYS
+ * (10000), BENCH_WARMUP_SECONDS (15), BENCH_CONNECTIONS (64).
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = fileURLToPath(new URL('../', import.meta.url));
+const CLI = join(REPO, 'bin', 'pricepoint.js');
+const SECONDS = Number(process.env.BENCH_MEMORY_SECONDS ?? 60);
+const KEYS = Number(process.env.BENCH_KEYS ?? 10_000);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 15);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const TIER = 'bench';
+const GOAL_RATIO = 1.5;
+/** Keys created at once through the admin API. */
+const CREATE_CONCURRENCY = 16;
+
+// Everything to undo, newest first, also on Ctrl-C or a failure.
+const cleanups: Array<() => Promise<unknown>> = [];
+const children = new Set<ChildProcess>();
+
+/** Sends SIGTERM, then SIGKILL if the child is still there after 5 seconds. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+let cleaning: Promise<void> | undefined;
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    await Promise.all([...children].map(stop));
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup().catch((error: unknown) => console.error(`cleanup failed: ${(error as Error).message}`));
+    }
+  })();
+  return cleaning;
+}
+// Ctrl-C reaches this process twice (from the terminal and relayed by tsx): every signal is handled.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (cleaning === undefined) console.error(`\n${signal}: stopping the server and cleaning up`);
+    cleanUp().finally(() => process.exit(130));
+  });
+}
+
+/** The environment without the caller's PRICEPOINT_* settings, plus `settings`. */
+function envWith(settings: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('PRICEPOINT_')) env[name] = value;
+  return { ...env, ...settings };
+}
+
+function cli(args: string[], settings: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [CLI, ...args], { env: envWith(settings) }, (error, stdout, stderr) =>
+      error ? reject(new Error(`pricepoint ${args.join(' ')} failed:\n${stderr}`)) : resolve(stdout),
+    );
+  });
+}
+
+/** Starts `pricepoint serve --dev-data --json` and waits for the `{"url":...}` line on stderr. */
+function startServer(settings: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  return new Promise((resolve, reject) => {
+    // Request logs go to /dev/null: the server logs at its default level without a reader slowing it.
+    // As bin/pricepoint.js starts it (its shebang's flag).
+    const child = spawn(process.execPath, ['--max-semi-space-size=64', CLI, 'serve', '--dev-data', '--json'], {
+      env: envWith(settings),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    children.add(child);
+    child.once('exit', () => children.delete(child));
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      for (const line of stderr.split('\n').slice(0, -1)) {
+        try {
+          const info = JSON.parse(line) as { url?: string };
+          if (info.url) resolve({ child, port: Number(new URL(info.url).port) });
+        } catch {
+          // not the line we wait for
+        }
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`pricepoint serve exited (${code}):\n${stderr}`)));
+  });
+}
+
+/** Resident memory of a running process now, in MiB (VmRSS). */
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]) / 1024;
+}
+
+/** One HTTPS request to 127.0.0.1, trusting `ca` for the name localhost. */
+function call(
+  port: number,
+  ca: string,
+  agent: Agent,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method, ca, servername: 'localhost', headers, agent },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+/** Creates `count` keys in the bench tier through the admin API, `CREATE_CONCURRENCY` at a time. */
+async function createKeys(port: number, ca: string, adminKey: string, count: number): Promise<string[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CREATE_CONCURRENCY });
+  const keys: string[] = new Array(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const body = JSON.stringify({ name: `memory-bench-${i}`, tier: TIER });
+      const answer = await call(
+        port,
+        ca,
+        agent,
+        'POST',
+        '/api/v1/keys',
+        {
+          'x-api-key': adminKey,
+          'content-type': 'application/json',
+        },
+        body,
+      );
+      if (answer.status !== 201)
+        throw new Error(`POST /api/v1/keys answered ${answer.status}: ${answer.body}`);
+      keys[i] = (JSON.parse(answer.body) as { key: string }).key;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, worker));
+  } finally {
+    agent.destroy();
+  }
+  return keys;
+}
+
+interface LoadResult {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, { count: number }>;
+}
+
+/** One autocannon run over every key and path, in its own process; fails on any non-2xx answer. */
+function load(port: number, keysFile: string, paths: string[], seconds: number): Promise<LoadResult> {
+  const spec = { url: `https://127.0.0.1:${port}`, keysFile, paths, connections: CONNECTIONS, seconds };
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [join(REPO, 'bench', 'setups', 'memory-load.mjs'), JSON.stringify(spec)],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      children.delete(child);
+      if (code !== 0) return reject(new Error(`load generator failed (${code}):\n${stderr}`));
+      const m = JSON.parse(stdout.trim().split('\n').pop() ?? '') as LoadResult;
+      if (m.non2xx > 0 || m.errors > 0 || m.timeouts > 0) {
+        const codes = Object.entries(m.statusCodes)
+          .map(([status, s]) => `${status}: ${s.count}`)
+          .join(', ');
+        return reject(
+          new Error(
+            `${m.non2xx} non-2xx answers, ${m.errors} errors, ${m.timeouts} timeouts of ${m.total} ` +
+              `requests (status codes ${codes}): the run does not count`,
+          ),
+        );
+      }
+      resolve(m);
+    });
+  });
+}
+
+/** The V8 heap and external memory the server reports on /metrics, in MiB. */
+async function heapMiB(
+  port: number,
+  ca: string,
+): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
+  const agent = new Agent();
+  try {
+    const { body } = await call(port, ca, agent, 'GET', '/metrics', {});
+    const metric = (name: string) => {
+      // Summed over labels (heap spaces), for the few metrics that have them.
+      let total = 0;
+      for (const m of body.matchAll(new RegExp(`^pricepoint_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm')))
+        total += Number(m[1]);
+      return total / 2 ** 20;
+    };
+    return {
+      heapUsed: metric('nodejs_heap_size_used_bytes'),
+      heapTotal: metric('nodejs_heap_size_total_bytes'),
+      external: metric('nodejs_external_memory_bytes'),
+    };
+  } finally {
+    agent.destroy();
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'pricepoint-memory-bench-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const config = join(dir, 'config.json');
+  // A tier whose limits the benchmark never reaches: every request is counted, none refused.
+  const huge = [
+    { name: 'second', limit: 1_000_000_000, windowSeconds: 1 },
+    { name: 'minute', limit: 1_000_000_000, windowSeconds: 60 },
+  ];
+  await writeFile(config, JSON.stringify({ tiers: { [TIER]: { limits: huge, countPer: 'key' } } }));
+  const settings = {
+    PRICEPOINT_CONFIG: config,
+    PRICEPOINT_PORT: '0',
+    PRICEPOINT_HOST: '127.0.0.1',
+    PRICEPOINT_DATA_DIR: join(dir, 'data'),
+  };
+  const server = await startServer(settings);
+  const pid = server.child.pid!;
+  const ca = readFileSync(join(dir, 'data', 'tls', 'localhost-cert.pem'), 'utf8');
+  const admin = JSON.parse(
+    await cli(
+      ['keys', 'create', '--tier', TIER, '--scopes', 'admin', '--name', 'memory-admin', '--json'],
+      settings,
+    ),
+  ) as { key: string };
+
+  console.error(`creating ${KEYS.toLocaleString('en')} keys through POST /api/v1/keys`);
+  let started = performance.now();
+  const keys = await createKeys(server.port, ca, admin.key, KEYS);
+  const createSeconds = (performance.now() - started) / 1000;
+  const keysFile = join(dir, 'keys.json');
+  await writeFile(keysFile, JSON.stringify(keys));
+  const afterKeys = rssMiB(pid);
+
+  // Mostly today (the fast path), one series, latest and the catalogue (the full path), and a quarter
+  // of the requests on ten past days, so the bounded caches fill during warm-up.
+  const core = [
+    '/api/v1/prices/today',
+    '/api/v1/prices/today?symbols=NO1',
+    '/api/v1/prices/today?symbols=NO1,DE-LU&tz=UTC',
+    '/api/v1/prices/tomorrow?symbols=NO1',
+    '/api/v1/prices/latest',
+    '/api/v1/series',
+  ];
+  const pastDays = Array.from({ length: 10 }, (_, i) => {
+    const date = new Date(Date.now() - (i + 2) * 86_400_000).toISOString().slice(0, 10);
+    return `/api/v1/prices/${date}`;
+  });
+  const paths = [...core, ...core, ...core, ...core, ...core, ...pastDays.slice(0, 10)];
+  const agent = new Agent();
+  for (const path of new Set(paths)) {
+    const answer = await call(server.port, ca, agent, 'GET', path, { 'x-api-key': keys[0]! });
+    if (answer.status !== 200) throw new Error(`${path} answered ${answer.status}: ${answer.body}`);
+  }
+  agent.destroy();
+
+  console.error(`warm-up: ${WARMUP_SECONDS} s, ${CONNECTIONS} connections`);
+  const warm = await load(server.port, keysFile, paths, WARMUP_SECONDS);
+  const warmRss = rssMiB(pid);
+  const warmHeap = await heapMiB(server.port, ca);
+  console.error(
+    `warm-up: ${Math.round(warm.requestsPerSecond).toLocaleString('en')} req/s, RSS ${warmRss.toFixed(0)} MiB; ` +
+      `now ${SECONDS} s at full load`,
+  );
+
+  const samples: number[] = [];
+  const sampler = setInterval(() => samples.push(rssMiB(pid)), 1_000);
+  started = performance.now();
+  let run: LoadResult;
+  try {
+    run = await load(server.port, keysFile, paths, SECONDS);
+  } finally {
+    clearInterval(sampler);
+  }
+  const endRss = rssMiB(pid);
+  samples.push(endRss);
+  const endHeap = await heapMiB(server.port, ca);
+  const peak = Math.max(warmRss, ...samples);
+  const ratio = endRss / warmRss;
+  const every = Math.max(1, Math.round(samples.length / 12));
+  const trace = samples
+    .filter((_, i) => i % every === 0 || i === samples.length - 1)
+    .map((s) => s.toFixed(0));
+
+  const mib = (value: number) => value.toFixed(0);
+  const lines = [
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}, ` +
+      `${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), on a machine shared with other work. ` +
+      '`pricepoint serve --dev-data` (SQLite, in-memory counters), request log at `info` into /dev/null; ' +
+      `${KEYS.toLocaleString('en')} keys in a tier whose limits are never reached (created through ` +
+      `POST /api/v1/keys in ${createSeconds.toFixed(1)} s), used in turn by autocannon with ${CONNECTIONS} ` +
+      `connections over ${new Set(paths).size} read paths (today, one series, two series in UTC, tomorrow, ` +
+      'latest, the catalogue, ten past days).',
+    '',
+    '| phase | seconds | req/s | p50 ms | p99 ms | requests | non-2xx | RSS MiB | V8 heap used / total MiB | external MiB |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| after creating the keys | | | | | | | ${mib(afterKeys)} | | |`,
+    `| warm-up | ${WARMUP_SECONDS} | ${Math.round(warm.requestsPerSecond).toLocaleString('en')} | ${warm.p50} | ` +
+      `${warm.p99} | ${warm.total.toLocaleString('en')} | ${warm.non2xx} | ${mib(warmRss)} | ` +
+      `${mib(warmHeap.heapUsed)} / ${mib(warmHeap.heapTotal)} | ${mib(warmHeap.external)} |`,
+    `| full load | ${SECONDS} | ${Math.round(run.requestsPerSecond).toLocaleString('en')} | ${run.p50} | ` +
+      `${run.p99} | ${run.total.toLocaleString('en')} | ${run.non2xx} | ${mib(endRss)} | ` +
+      `${mib(endHeap.heapUsed)} / ${mib(endHeap.heapTotal)} | ${mib(endHeap.external)} |`,
+    '',
+    `RSS during the full-load run, MiB (every ${every} s): ${trace.join(', ')}; peak ${mib(peak)} MiB.`,
+    '',
+    `Goal (issue 6, point 6): RSS after ${SECONDS} s at full load over ${KEYS.toLocaleString('en')} keys ` +
+      `within ${GOAL_RATIO} x the RSS after warm-up: ${mib(endRss)} / ${mib(warmRss)} MiB = ` +
+      `${ratio.toFixed(2)}: ${ratio <= GOAL_RATIO ? 'met' : '**not met**'} (peak ${(peak / warmRss).toFixed(2)} x).`,
+  ];
+  const section = lines.join('\n');
+  console.log(`## Memory under ${KEYS.toLocaleString('en')} keys\n\n${section}`);
+  await writeFile(
+    join(REPO, 'bench', 'results-memory.md'),
+    '# Memory under many keys: results\n\nWritten by bench/memory.ts; see bench/README.md.\n\n' +
+      section +
+      '\n',
+  );
+}
+
+try {
+  await main();
+} finally {
+  await cleanUp();
+}
