@@ -88,10 +88,14 @@ function startServer(settings: Record<string, string>): Promise<{ child: ChildPr
   return new Promise((resolve, reject) => {
     // Request logs go to /dev/null: the server logs at its default level without a reader slowing it.
     // As bin/pricepoint.js starts it (its shebang's flag).
-    const child = spawn(process.execPath, ['--max-semi-space-size=64', CLI, 'serve', '--dev-data', '--json'], {
-      env: envWith(settings),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--max-semi-space-size=64', CLI, 'serve', '--dev-data', '--json'],
+      {
+        env: envWith(settings),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     children.add(child);
     child.once('exit', () => children.delete(child));
     let stderr = '';
