@@ -161,8 +161,9 @@ export async function startServer(config: Config): Promise<Running> {
   }
   const tls = await tlsMaterial(config);
   // One log line per request, written in batches of 8 KiB instead of a system call each, and at
-  // least every 250 ms; pino writes what is left when the process exits (not after a SIGKILL).
-  const logStream = destination({ dest: 1, sync: true, minLength: 8192, periodicFlush: 250 });
+  // least every 250 ms. Asynchronous, because pino writes what is left at exit only for an
+  // asynchronous destination (a SIGKILL still loses the last 250 ms).
+  const logStream = destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 250 });
   app = await buildApp(config, { stores, metrics, logStream, ...(tls && { https: tls }) });
   try {
     await app.listen({ host: config.host, port: config.port });
