@@ -71,6 +71,14 @@ function keyInQuery(query: string): boolean {
   return false;
 }
 
+/** Neither revoked nor expired at `now`. */
+function isLive(record: KeyRecord, now: number): boolean {
+  return (
+    (record.revokedAt === null || record.revokedAt > now) &&
+    (record.expiresAt === null || record.expiresAt > now)
+  );
+}
+
 /** The key a request presents, `undefined` when none, or the error to answer. */
 function presentedKey(credentials: Omit<Credentials, 'query'>): string | undefined {
   const header = credentials.apiKeyHeader;
@@ -163,11 +171,7 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
         if (!isWellFormedKey(key)) throw unauthorized('invalid_api_key');
         if (!deps.acceptDemoKeys && keyKind(key) === 'demo') throw unauthorized('invalid_api_key');
         const record = await lookup(keyHash(key, deps.keySecret), now);
-        if (
-          record === undefined ||
-          (record.revokedAt !== null && record.revokedAt <= now) ||
-          (record.expiresAt !== null && record.expiresAt <= now)
-        ) {
+        if (record === undefined || !isLive(record, now)) {
           throw unauthorized('invalid_api_key');
         }
         lastUsed.set(record.id, now);
@@ -200,8 +204,7 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
       const hit = cache.get(keyHash(key, deps.keySecret));
       if (hit === undefined || hit.until <= now) return undefined;
       const record = hit.record;
-      if (record.revokedAt !== null && record.revokedAt <= now) return undefined;
-      if (record.expiresAt !== null && record.expiresAt <= now) return undefined;
+      if (!isLive(record, now)) return undefined;
       const budget = await deps.rateLimits.peek(
         `auth-failures:${addressGroup(credentials.ip)}`,
         failureRule,

@@ -290,10 +290,10 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
         settled: false,
         changesAt: nextMidnight(
           now,
-          selected.map((s) => ({
-            zone: query.tz ?? s.timezone,
-            today: localDate(now, query.tz ?? s.timezone),
-          })),
+          selected.map((s) => {
+            const zone = query.tz ?? s.timezone;
+            return { zone, today: localDate(now, zone) };
+          }),
         ),
       };
     },
