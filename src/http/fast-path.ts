@@ -15,9 +15,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import { maskKeysInUrl } from '../domain/keys/key-format.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
+import { andThen, type Maybe } from '../stores/maybe.js';
+import type { KeyRecord } from '../stores/types.js';
 import { type AnswerCache, answerKey, type CachedAnswer, MIN_COMPRESS_BYTES } from './answer-cache.js';
 import { codedTag, noneMatch, preferredCoding, VARY } from './caching.js';
 import type { Metrics } from './metrics.js';
+import { requestLineWriter } from './request-log.js';
 
 export interface FastPathDeps {
   readonly auth: Authenticator;
@@ -45,6 +48,7 @@ const PREFIX = '/api/v1/prices';
 export function createFastPath(deps: FastPathDeps) {
   const trusted = deps.trustProxy.length > 0 ? proxyAddr.compile([...deps.trustProxy]) : undefined;
   const common = Object.entries(deps.commonHeaders).flat();
+  const logLine = requestLineWriter(deps.log);
 
   // The metrics' label sets, looked up once per route and tier rather than hashed per request.
   const instruments = new Map<string, ReturnType<typeof labelled>>();
@@ -70,46 +74,56 @@ export function createFastPath(deps: FastPathDeps) {
     return all[all.length - 1] ?? '';
   }
 
-  async function serve(req: IncomingMessage, res: ServerResponse, started: number): Promise<boolean> {
+  /**
+   * Serves the request if it can: `true` once answered, `false` to hand it on untouched. With the
+   * embedded default every step answers at once, so a request is served within the turn it arrived
+   * in; a store that answers over the network (Redis) makes it a promise of the same.
+   */
+  function serve(req: IncomingMessage, res: ServerResponse, started: number): Maybe<boolean> {
     const headers = req.headers;
     const apiKey = headers['x-api-key'];
     const authorization = headers.authorization;
     if (apiKey === undefined && authorization === undefined) return false;
     const ip = clientAddress(req);
-    const key = await deps.auth.verifiedFromCache({ apiKeyHeader: apiKey, authorization, ip });
-    if (key === undefined) return false;
-    const tier = deps.limiter.tierOf(key);
-    const url = req.url as string;
-    const answer = deps.answers.get(answerKey(tier.name, headers.accept, url), deps.clock());
-    if (answer === undefined) return false;
-    let limitHeaders: Record<string, string>;
+    return andThen(deps.auth.verifiedFromCache({ apiKeyHeader: apiKey, authorization, ip }), (key) => {
+      if (key === undefined) return false;
+      const tier = deps.limiter.tierOf(key);
+      const url = req.url as string;
+      const answer = deps.answers.get(answerKey(tier.name, headers.accept, url), deps.clock());
+      if (answer === undefined) return false;
+      return andThen(counted(key, ip), (limitHeaders) => {
+        if (limitHeaders === undefined) return false;
+        if (res.headersSent || res.destroyed) return true;
+        const id = randomUUID();
+        const status = write(req, res, answer, limitHeaders, id);
+        const elapsed = performance.now() - started;
+        const instruments = instrumentsOf(answer.route, tier.name);
+        (status === 200 ? instruments.ok : instruments.notModified).inc();
+        instruments.fast.inc();
+        instruments.latency.observe(elapsed / 1000);
+        logLine({
+          reqId: id,
+          method: 'GET',
+          url: maskKeysInUrl(url),
+          status,
+          latencyMs: Math.round(elapsed * 100) / 100,
+          keyId: key.id,
+          tier: tier.name,
+          ip,
+        });
+        return true;
+      });
+    });
+  }
+
+  /** Takes one unit of every limit: the headers, or `undefined` when refused or the store failed. */
+  function counted(key: KeyRecord, ip: string): Maybe<Record<string, string> | undefined> {
     try {
-      limitHeaders = await deps.limiter.take(key, ip);
+      const taken = deps.limiter.takeIfAllowed(key, ip);
+      return taken instanceof Promise ? taken.catch(() => undefined) : taken;
     } catch {
-      return false; // refused (nothing taken) or a store error: the full path answers it
+      return undefined; // the full path answers it, and says why
     }
-    if (res.headersSent || res.destroyed) return true;
-    const id = randomUUID();
-    const status = write(req, res, answer, limitHeaders, id);
-    const elapsed = performance.now() - started;
-    const counted = instrumentsOf(answer.route, tier.name);
-    (status === 200 ? counted.ok : counted.notModified).inc();
-    counted.fast.inc();
-    counted.latency.observe(elapsed / 1000);
-    deps.log.info(
-      {
-        reqId: id,
-        method: 'GET',
-        url: maskKeysInUrl(url),
-        status,
-        latencyMs: Math.round(elapsed * 100) / 100,
-        keyId: key.id,
-        tier: tier.name,
-        ip,
-      },
-      'request',
-    );
-    return true;
   }
 
   /** Writes the answer (or 304) with every header the full path would send; returns the status. */
@@ -152,9 +166,20 @@ export function createFastPath(deps: FastPathDeps) {
       next(req, res);
       return;
     }
-    serve(req, res, performance.now()).then(
-      (served) => {
-        if (!served) next(req, res);
+    let served: Maybe<boolean>;
+    try {
+      served = serve(req, res, performance.now());
+    } catch (error) {
+      served = Promise.reject(error);
+    }
+    if (served === true) return;
+    if (served === false) {
+      next(req, res);
+      return;
+    }
+    served.then(
+      (done) => {
+        if (!done) next(req, res);
       },
       (error: unknown) => {
         deps.log.error({ err: error }, 'the fast path failed; the full path answers');

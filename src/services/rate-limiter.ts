@@ -7,6 +7,7 @@ import { ApiError } from '../domain/errors/api-error.js';
 import { bindingLimit, type LimitDecision, rateLimitHeaders } from '../domain/limits/fixed-window.js';
 import type { Tier } from '../domain/limits/tiers.js';
 import { addressGroup } from '../domain/net/client-address.js';
+import { andThen, type Maybe } from '../stores/maybe.js';
 import type { KeyRecord, RateLimitStore } from '../stores/types.js';
 
 export interface RateLimiterDeps {
@@ -42,6 +43,19 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
       const headers = rateLimitHeaders(decision, now);
       if (!decision.allowed) throw refusal(decision, tier, headers);
       return headers;
+    },
+
+    /**
+     * Counts one request if every limit has a unit left, for the fast path: the answer's headers,
+     * or `undefined` when a limit is used up (nothing is taken, and `take` then says which). An
+     * in-process store answers at once; a store error rejects, as in `take`.
+     */
+    takeIfAllowed(key: KeyRecord, ip: string): Maybe<Record<string, string> | undefined> {
+      const tier = tierOf(key);
+      const now = clock();
+      return andThen(store.consume(subject(key, tier, ip), tier.limits, now), (decision) =>
+        decision.allowed ? rateLimitHeaders(decision, now) : undefined,
+      );
     },
 
     /** What is left for the key, without counting (for `/usage`). */

@@ -5,6 +5,7 @@
 import type { LimitDecision } from '../domain/limits/fixed-window.js';
 import type { LimitRule } from '../domain/limits/tiers.js';
 import type { Resolution } from '../domain/time/days.js';
+import type { Maybe } from './maybe.js';
 
 /** One priced thing (DESIGN section 1). */
 export interface Series {
@@ -120,9 +121,9 @@ export interface RateLimitStore {
    * Takes one unit from every limit of `subject` if each has one left, else takes nothing:
    * all or nothing, atomically, also under concurrency.
    */
-  consume(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision>;
+  consume(subject: string, limits: readonly LimitRule[], nowMs: number): Maybe<LimitDecision>;
   /** What is left, without taking anything. */
-  peek(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision>;
+  peek(subject: string, limits: readonly LimitRule[], nowMs: number): Maybe<LimitDecision>;
 }
 
 /**

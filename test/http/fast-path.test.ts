@@ -104,6 +104,25 @@ describe('the fast path', () => {
     assert.ok(!metrics.body.includes(key), 'no metric holds the key');
   });
 
+  test("the fast path's log line is the full path's line, field for field", async () => {
+    const url = '/api/v1/prices/today?symbols=NO1&tz=UTC';
+    const before = h.logs.length;
+    const fastBefore = await fastAnswers();
+    await client.get(url, { 'x-api-key': key }); // builds the answer on the full path
+    await client.get(url, { 'x-api-key': key }); // served from the cache
+    assert.equal(await fastAnswers(), fastBefore + 1, 'the second request was served fast');
+    const [full, fast] = h.logs.slice(before).filter((l) => l.msg === 'request' && l.url === url);
+    assert.ok(full !== undefined && fast !== undefined, 'both requests logged');
+    assert.deepEqual(Object.keys(fast), Object.keys(full), 'the same fields in the same order');
+    const same = (line: Record<string, unknown>) => {
+      const { time, reqId, latencyMs, ...rest } = line;
+      return rest;
+    };
+    assert.deepEqual(same(fast), same(full), 'the same level, process, URL, status, key, tier and address');
+    assert.equal(typeof fast.time, 'number', 'a time in epoch milliseconds, as pino writes it');
+    assert.ok(Math.abs(Number(fast.time) - Number(full.time)) < 60_000, 'a current time');
+  });
+
   test('past the limit the answer is the full 429, and nothing extra is counted', async () => {
     const { key: limited } = await h.createKey({ tier: 'demo' }); // 30 a minute
     const statuses: number[] = [];

@@ -5,7 +5,8 @@
  * or, for a length nobody uses any more, at the first request after its window ended. So memory is
  * bounded by the callers of the current windows, never by history, and cleanup costs one look at
  * each window length per request. JavaScript runs one request's check-and-take without
- * interruption, which makes all-or-nothing exact under any concurrency within the process.
+ * interruption, which makes all-or-nothing exact under any concurrency within the process. Answers
+ * are given at once, not as promises, so the hot path does not wait a microtask for them.
  */
 import { type LimitDecision, type LimitState, windowOf } from '../../domain/limits/fixed-window.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
@@ -50,7 +51,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     });
   }
 
-  async consume(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision> {
+  consume(subject: string, limits: readonly LimitRule[], nowMs: number): LimitDecision {
     const current = this.read(subject, limits, nowMs);
     const allowed = current.every((c) => c.used < c.rule.limit);
     const states: LimitState[] = current.map((c) => {
@@ -61,7 +62,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return { allowed, states };
   }
 
-  async peek(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision> {
+  peek(subject: string, limits: readonly LimitRule[], nowMs: number): LimitDecision {
     const current = this.read(subject, limits, nowMs);
     return {
       allowed: current.every((c) => c.used < c.rule.limit),

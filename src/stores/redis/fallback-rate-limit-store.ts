@@ -15,6 +15,7 @@
 import { ApiError } from '../../domain/errors/api-error.js';
 import { type LimitDecision, windowOf } from '../../domain/limits/fixed-window.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
+import type { Maybe } from '../maybe.js';
 import type { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
 import type { RateLimitStore } from '../types.js';
 
@@ -57,7 +58,7 @@ export class FallbackRateLimitStore implements RateLimitStore {
     private readonly options: FallbackOptions,
   ) {
     this.backoffMs = options.backoffMs ?? 500;
-    this.probe = options.probe ?? (() => primary.peek(PROBE_SUBJECT, PROBE_LIMITS, Date.now()));
+    this.probe = options.probe ?? (async () => primary.peek(PROBE_SUBJECT, PROBE_LIMITS, Date.now()));
   }
 
   /** `shared` while the primary answers (or has not failed yet); `degraded` from a failure until a probe answers. */
@@ -81,7 +82,7 @@ export class FallbackRateLimitStore implements RateLimitStore {
   }
 
   private async decide(
-    ask: (store: RateLimitStore) => Promise<LimitDecision>,
+    ask: (store: RateLimitStore) => Maybe<LimitDecision>,
     limits: readonly LimitRule[],
     nowMs: number,
   ): Promise<LimitDecision> {

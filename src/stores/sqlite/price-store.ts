@@ -21,8 +21,8 @@ function toSeries(row: Omit<SeriesTable, 'id' | 'updated_at'>): Series {
 const SERIES_COLUMNS = ['symbol', 'name', 'kind', 'currency', 'unit', 'timezone', 'resolution'] as const;
 
 export class SqlitePriceStore implements PriceStore {
-  /** Counts this connection's writes: a tenth of a microsecond. */
-  private readonly ownChanges: SQLite.Statement<[], number>;
+  /** Price and series writes made through this store, counted as they commit. */
+  private writes = 0;
   /** Moves with other connections' commits (a CLI import): a few microseconds, as it reads the WAL index. */
   private readonly dataVersion: SQLite.Statement<[], number>;
   /** `data_version` as read in this turn of the event loop; cleared when the turn ends. */
@@ -32,14 +32,14 @@ export class SqlitePriceStore implements PriceStore {
     private readonly db: Kysely<Database>,
     private readonly raw: SQLite.Database,
   ) {
-    this.ownChanges = raw.prepare<[], number>('select total_changes()').pluck();
     this.dataVersion = raw.prepare<[], number>('pragma data_version').pluck();
   }
 
   /**
-   * Changes whenever the data may have: at once for this process' writes, and for another
+   * Changes whenever the data may have: at once for writes through this store, and for another
    * process' commits from the next turn of the event loop on. Requests that arrive in one turn
-   * share one read of `data_version`, which under load saves most of its cost.
+   * share one read of `data_version`, which under load saves most of its cost. Key writes on this
+   * connection (last-used times) do not move it, so they never drop cached answers.
    */
   changeToken(): string {
     if (this.otherChanges === undefined) {
@@ -48,7 +48,13 @@ export class SqlitePriceStore implements PriceStore {
         this.otherChanges = undefined;
       });
     }
-    return `${this.ownChanges.get()}:${this.otherChanges}`;
+    return `${this.writes}:${this.otherChanges}`;
+  }
+
+  /** A write through this store committed: the token moves now, and `data_version` is read again. */
+  private wrote(): void {
+    this.writes += 1;
+    this.otherChanges = undefined;
   }
 
   async listSeries(): Promise<Series[]> {
@@ -72,6 +78,7 @@ export class SqlitePriceStore implements PriceStore {
       .values(values)
       .onConflict((oc) => oc.column('symbol').doUpdateSet(values))
       .execute();
+    this.wrote();
   }
 
   async pricesBetween(symbol: string, from: number, to: number): Promise<StoredPrice[]> {
@@ -104,6 +111,7 @@ export class SqlitePriceStore implements PriceStore {
     const session = openSqliteWriteSession(this.raw, true);
     await session.write(points.map((p) => ({ symbol, start: p.start, price: p.price })));
     await session.commit();
+    this.wrote();
     return points.length;
   }
 
@@ -119,7 +127,15 @@ export class SqlitePriceStore implements PriceStore {
   }
 
   async beginPriceWrites(options: { readonly small?: boolean } = {}): Promise<PriceWriteSession> {
-    return openSqliteWriteSession(this.raw, options.small === true);
+    const session = openSqliteWriteSession(this.raw, options.small === true);
+    return {
+      write: (points) => session.write(points),
+      commit: async () => {
+        await session.commit();
+        this.wrote();
+      },
+      rollback: () => session.rollback(),
+    };
   }
 
   async ping(): Promise<void> {
