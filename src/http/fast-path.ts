@@ -85,41 +85,45 @@ export function createFastPath(deps: FastPathDeps) {
     const authorization = headers.authorization;
     if (apiKey === undefined && authorization === undefined) return false;
     const ip = clientAddress(req);
-    return andThen(deps.auth.verifiedFromCache({ apiKeyHeader: apiKey, authorization, ip }), (key) => {
-      if (key === undefined) return false;
-      const tier = deps.limiter.tierOf(key);
-      const url = req.url as string;
-      const answer = deps.answers.get(answerKey(tier.name, headers.accept, url), deps.clock());
-      if (answer === undefined) return false;
-      return andThen(counted(key, ip), (limitHeaders) => {
-        if (limitHeaders === undefined) return false;
-        if (res.headersSent || res.destroyed) return true;
-        const id = randomUUID();
-        const status = write(req, res, answer, limitHeaders, id);
-        const elapsed = performance.now() - started;
-        const instruments = instrumentsOf(answer.route, tier.name);
-        (status === 200 ? instruments.ok : instruments.notModified).inc();
-        instruments.fast.inc();
-        instruments.latency.observe(elapsed / 1000);
-        logLine({
-          reqId: id,
-          method: 'GET',
-          url: maskKeysInUrl(url),
-          status,
-          latencyMs: Math.round(elapsed * 100) / 100,
-          keyId: key.id,
-          tier: tier.name,
-          ip,
-        });
-        return true;
+    const key = deps.auth.verifiedFromCache({ apiKeyHeader: apiKey, authorization });
+    if (key === undefined) return false;
+    const tier = deps.limiter.tierOf(key);
+    const url = req.url as string;
+    const answer = deps.answers.get(answerKey(tier.name, headers.accept, url), deps.clock());
+    if (answer === undefined) return false;
+    // The failed-login budget and the tier's limits, in one store call.
+    return andThen(counted(key, ip), (limitHeaders) => {
+      if (limitHeaders === undefined) return false;
+      deps.auth.used(key);
+      if (res.headersSent || res.destroyed) return true;
+      const id = randomUUID();
+      const status = write(req, res, answer, limitHeaders, id);
+      const elapsed = performance.now() - started;
+      const instruments = instrumentsOf(answer.route, tier.name);
+      (status === 200 ? instruments.ok : instruments.notModified).inc();
+      instruments.fast.inc();
+      instruments.latency.observe(elapsed / 1000);
+      logLine({
+        reqId: id,
+        method: 'GET',
+        url: maskKeysInUrl(url),
+        status,
+        latencyMs: Math.round(elapsed * 100) / 100,
+        keyId: key.id,
+        tier: tier.name,
+        ip,
       });
+      return true;
     });
   }
 
-  /** Takes one unit of every limit: the headers, or `undefined` when refused or the store failed. */
+  /**
+   * Takes one unit of every limit if the address is within its failed-login budget: the headers, or
+   * `undefined` when refused or the store failed.
+   */
   function counted(key: KeyRecord, ip: string): Maybe<Record<string, string> | undefined> {
     try {
-      const taken = deps.limiter.takeIfAllowed(key, ip);
+      const taken = deps.limiter.takeIfAllowed(key, ip, deps.auth.failureGate(ip));
       return taken instanceof Promise ? taken.catch(() => undefined) : taken;
     } catch {
       return undefined; // the full path answers it, and says why

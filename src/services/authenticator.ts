@@ -12,8 +12,7 @@ import { ApiError } from '../domain/errors/api-error.js';
 import { isWellFormedKey, keyHash, keyKind } from '../domain/keys/key-format.js';
 import type { LimitRule } from '../domain/limits/tiers.js';
 import { addressGroup } from '../domain/net/client-address.js';
-import { andThen, type Maybe } from '../stores/maybe.js';
-import type { KeyRecord, KeyStore, RateLimitStore } from '../stores/types.js';
+import type { KeyRecord, KeyStore, LimitGate, RateLimitStore } from '../stores/types.js';
 
 export interface Credentials {
   readonly apiKeyHeader: string | string[] | undefined;
@@ -74,6 +73,11 @@ function keyInQuery(query: string): boolean {
   return false;
 }
 
+/** Where failed logins from `ip` (and its neighbours) are counted. */
+function failureSubject(ip: string): string {
+  return `auth-failures:${addressGroup(ip)}`;
+}
+
 /** What the verified-key cache is keyed by: the key's SHA-256, in one call. */
 function fingerprint(key: string): string {
   return hash('sha256', key, 'base64');
@@ -88,7 +92,7 @@ function isLive(record: KeyRecord, now: number): boolean {
 }
 
 /** The key a request presents, `undefined` when none, or the error to answer. */
-function presentedKey(credentials: Omit<Credentials, 'query'>): string | undefined {
+function presentedKey(credentials: Pick<Credentials, 'apiKeyHeader' | 'authorization'>): string | undefined {
   const header = credentials.apiKeyHeader;
   if (Array.isArray(header)) throw unauthorized('invalid_api_key');
   const fromHeader = header?.trim() || undefined;
@@ -167,7 +171,7 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
     /** The key record of a valid, live key; throws an `ApiError` (401 or 429) otherwise. */
     async authenticate(credentials: Credentials): Promise<KeyRecord> {
       const now = deps.clock();
-      const subject = `auth-failures:${addressGroup(credentials.ip)}`;
+      const subject = failureSubject(credentials.ip);
       const budget = await deps.rateLimits.peek(subject, failureRule, now);
       if (!budget.allowed) {
         const reset = budget.states[0]?.resetAtMs ?? now + 60_000;
@@ -202,10 +206,13 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
 
     /**
      * The record of a key verified a moment ago, for the fast path: `undefined` unless the key is
-     * well formed, cached, live, and its address is within its failure budget. It counts nothing
-     * and throws nothing; whatever it cannot vouch for goes through `authenticate`.
+     * cached and live. It counts nothing and throws nothing; whatever it cannot vouch for goes
+     * through `authenticate`. The caller must still hold the request to `failureGate` (the fast
+     * path does it in the same store call that counts the request) and then call `used`.
      */
-    verifiedFromCache(credentials: Omit<Credentials, 'query'>): Maybe<KeyRecord | undefined> {
+    verifiedFromCache(
+      credentials: Pick<Credentials, 'apiKeyHeader' | 'authorization'>,
+    ): KeyRecord | undefined {
       let key: string | undefined;
       try {
         key = presentedKey(credentials);
@@ -217,15 +224,18 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
       // Only a key `authenticate` verified is in the cache, so a hit is well formed (and a demo key
       // only where demo keys are accepted); the checksum is not worked out again.
       const hit = cache.get(fingerprint(key));
-      if (hit === undefined || hit.until <= now) return undefined;
-      const record = hit.record;
-      if (!isLive(record, now)) return undefined;
-      const subject = `auth-failures:${addressGroup(credentials.ip)}`;
-      return andThen(deps.rateLimits.peek(subject, failureRule, now), (budget) => {
-        if (!budget.allowed) return undefined;
-        lastUsed.set(record.id, now);
-        return record;
-      });
+      if (hit === undefined || hit.until <= now || !isLive(hit.record, now)) return undefined;
+      return hit.record;
+    },
+
+    /** The failed-login budget of a client address: while it is used up, no key is accepted from it. */
+    failureGate(ip: string): LimitGate {
+      return { subject: failureSubject(ip), limits: failureRule };
+    },
+
+    /** Notes that `record` was used just now (written with the next batch of last-used times). */
+    used(record: KeyRecord): void {
+      lastUsed.set(record.id, deps.clock());
     },
 
     /** Forgets cached keys, e.g. after a local revocation. */

@@ -8,7 +8,7 @@ import { bindingLimit, type LimitDecision, rateLimitHeaders } from '../domain/li
 import type { Tier } from '../domain/limits/tiers.js';
 import { addressGroup } from '../domain/net/client-address.js';
 import { andThen, type Maybe } from '../stores/maybe.js';
-import type { KeyRecord, RateLimitStore } from '../stores/types.js';
+import type { KeyRecord, LimitGate, RateLimitStore } from '../stores/types.js';
 
 export interface RateLimiterDeps {
   readonly store: RateLimitStore;
@@ -46,15 +46,16 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
     },
 
     /**
-     * Counts one request if every limit has a unit left, for the fast path: the answer's headers,
-     * or `undefined` when a limit is used up (nothing is taken, and `take` then says which). An
-     * in-process store answers at once; a store error rejects, as in `take`.
+     * Counts one request if `gate` is open and every limit has a unit left, for the fast path: the
+     * answer's headers, or `undefined` when the gate is shut or a limit used up (nothing is taken;
+     * the full path then says why). An in-process store answers at once, Redis in one round trip;
+     * a store error rejects, as in `take`.
      */
-    takeIfAllowed(key: KeyRecord, ip: string): Maybe<Record<string, string> | undefined> {
+    takeIfAllowed(key: KeyRecord, ip: string, gate: LimitGate): Maybe<Record<string, string> | undefined> {
       const tier = tierOf(key);
       const now = clock();
-      return andThen(store.consume(subject(key, tier, ip), tier.limits, now), (decision) =>
-        decision.allowed ? rateLimitHeaders(decision, now) : undefined,
+      return andThen(store.consumeBehind(gate, subject(key, tier, ip), tier.limits, now), (decision) =>
+        decision?.allowed ? rateLimitHeaders(decision, now) : undefined,
       );
     },
 

@@ -124,6 +124,23 @@ export interface RateLimitStore {
   consume(subject: string, limits: readonly LimitRule[], nowMs: number): Maybe<LimitDecision>;
   /** What is left, without taking anything. */
   peek(subject: string, limits: readonly LimitRule[], nowMs: number): Maybe<LimitDecision>;
+  /**
+   * `consume`, but only while every limit of `gate` has a unit left; the gate is read, never
+   * taken from. `undefined` when the gate is shut (and nothing was taken). The hot path checks a
+   * caller's failed-login budget and counts its request in this one step: one Redis round trip.
+   */
+  consumeBehind(
+    gate: LimitGate,
+    subject: string,
+    limits: readonly LimitRule[],
+    nowMs: number,
+  ): Maybe<LimitDecision | undefined>;
+}
+
+/** Limits a request must be within without being counted in them (the failed-login budget). */
+export interface LimitGate {
+  readonly subject: string;
+  readonly limits: readonly LimitRule[];
 }
 
 /**

@@ -166,3 +166,28 @@ describe('MemoryRateLimitStore memory', () => {
     assert.equal(store.size, 1);
   });
 });
+
+describe('MemoryRateLimitStore.consumeBehind', () => {
+  test('counts behind an open gate, takes nothing behind a shut one, and never takes from the gate', () => {
+    const store = new MemoryRateLimitStore();
+    const gate = { subject: 'auth-failures:10.0.0.1', limits: [perMinute(2)] };
+    const limits = [perMinute(3)];
+    const first = store.consumeBehind(gate, 'key:a', limits, NOW);
+    assert.deepEqual(first && remaining(first), { minute: 2 }, 'counted behind an open gate');
+    assert.deepEqual(
+      remaining(store.peek(gate.subject, gate.limits, NOW)),
+      { minute: 2 },
+      'the gate untouched',
+    );
+    store.consume(gate.subject, gate.limits, NOW);
+    store.consume(gate.subject, gate.limits, NOW);
+    assert.equal(store.consumeBehind(gate, 'key:a', limits, NOW), undefined, 'a shut gate answers undefined');
+    assert.deepEqual(remaining(store.peek('key:a', limits, NOW)), { minute: 2 }, 'and takes nothing');
+    const other = { subject: 'auth-failures:10.0.0.2', limits: [perMinute(2)] };
+    store.consumeBehind(other, 'key:a', limits, NOW);
+    store.consumeBehind(other, 'key:a', limits, NOW);
+    const usedUp = store.consumeBehind(other, 'key:a', limits, NOW);
+    assert.equal(usedUp?.allowed, false, 'a used-up limit behind an open gate is refused');
+    assert.deepEqual(usedUp && remaining(usedUp), { minute: 0 }, 'with what is left');
+  });
+});

@@ -10,7 +10,7 @@
  */
 import { type LimitDecision, type LimitState, windowOf } from '../../domain/limits/fixed-window.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
-import type { RateLimitStore } from '../types.js';
+import type { LimitGate, RateLimitStore } from '../types.js';
 
 interface WindowCounters {
   id: number;
@@ -60,6 +60,16 @@ export class MemoryRateLimitStore implements RateLimitStore {
       return { rule: c.rule, remaining: Math.max(0, c.rule.limit - used), resetAtMs: c.resetAtMs };
     });
     return { allowed, states };
+  }
+
+  consumeBehind(
+    gate: LimitGate,
+    subject: string,
+    limits: readonly LimitRule[],
+    nowMs: number,
+  ): LimitDecision | undefined {
+    if (!this.peek(gate.subject, gate.limits, nowMs).allowed) return undefined;
+    return this.consume(subject, limits, nowMs);
   }
 
   peek(subject: string, limits: readonly LimitRule[], nowMs: number): LimitDecision {

@@ -15,6 +15,7 @@ import { startTcpProxy } from '../../../test/helpers/tcp-proxy.js';
 import { ApiError } from '../../domain/errors/api-error.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
 import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
+import type { LimitGate } from '../types.js';
 import { type FallbackPolicy, FallbackRateLimitStore } from './fallback-rate-limit-store.js';
 import { openRedis, redisCommandOptions } from './index.js';
 import { RedisRateLimitStore } from './rate-limit-store.js';
@@ -253,6 +254,11 @@ describe('FallbackRateLimitStore probing', () => {
         if (primary.down) throw new Error('connection refused');
         return primary.memory.peek(subject, rules, nowMs);
       },
+      async consumeBehind(gate: LimitGate, subject: string, rules: readonly LimitRule[], nowMs: number) {
+        primary.calls++;
+        if (primary.down) throw new Error('connection refused');
+        return primary.memory.consumeBehind(gate, subject, rules, nowMs);
+      },
       async probe() {
         primary.probes++;
         if (primary.down) throw new Error('connection refused');
@@ -309,6 +315,7 @@ describe('FallbackRateLimitStore probing', () => {
     const hanging = {
       consume: () => Promise.reject(new Error('timed out')),
       peek: () => Promise.reject(new Error('unused')),
+      consumeBehind: () => Promise.reject(new Error('unused')),
     };
     const store = new FallbackRateLimitStore(hanging, new MemoryRateLimitStore(), {
       policy: 'local',

@@ -17,7 +17,7 @@ import { type LimitDecision, windowOf } from '../../domain/limits/fixed-window.j
 import type { LimitRule } from '../../domain/limits/tiers.js';
 import type { Maybe } from '../maybe.js';
 import type { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
-import type { RateLimitStore } from '../types.js';
+import type { LimitGate, RateLimitStore } from '../types.js';
 
 export type FallbackPolicy = 'local' | 'open' | 'closed';
 
@@ -74,6 +74,15 @@ export class FallbackRateLimitStore implements RateLimitStore {
     return this.decide((store) => store.peek(subject, limits, nowMs), limits, nowMs);
   }
 
+  consumeBehind(
+    gate: LimitGate,
+    subject: string,
+    limits: readonly LimitRule[],
+    nowMs: number,
+  ): Promise<LimitDecision | undefined> {
+    return this.decide((store) => store.consumeBehind(gate, subject, limits, nowMs), limits, nowMs);
+  }
+
   /** Stops probing, so the process can exit; decisions keep following the policy while degraded. */
   close(): void {
     this.closed = true;
@@ -81,11 +90,11 @@ export class FallbackRateLimitStore implements RateLimitStore {
     this.timer = undefined;
   }
 
-  private async decide(
-    ask: (store: RateLimitStore) => Maybe<LimitDecision>,
+  private async decide<T extends LimitDecision | undefined>(
+    ask: (store: RateLimitStore) => Maybe<T>,
     limits: readonly LimitRule[],
     nowMs: number,
-  ): Promise<LimitDecision> {
+  ): Promise<T | LimitDecision> {
     if (!this.failed) {
       try {
         return await ask(this.primary);

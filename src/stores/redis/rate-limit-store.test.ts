@@ -237,4 +237,39 @@ describe('RedisRateLimitStore', { skip }, () => {
       assert.deepEqual(fromRedis, fromMemory, `step ${i}: ${op} ${set}`);
     }
   });
+
+  test('consumeBehind reads the gate and counts the request in one script, like the in-memory store', async () => {
+    await clearOfBoundary(inspect, 3600, 10_000);
+    const memory = new MemoryRateLimitStore();
+    const now = await redisNowMs(inspect);
+    const gate = { subject: 'auth-failures:gate', limits: [hour(2)] };
+    const limits = [hour(3), day(5)];
+    const both = async (what: string, step: (s: RedisRateLimitStore | MemoryRateLimitStore) => unknown) => {
+      const fromRedis = await step(store);
+      const fromMemory = await step(memory);
+      assert.deepEqual(fromRedis, fromMemory, what);
+      return fromRedis;
+    };
+    const behind = (s: RedisRateLimitStore | MemoryRateLimitStore) =>
+      s.consumeBehind(gate, 'key:behind', limits, now);
+    const first = (await both('an open gate', behind)) as LimitDecision;
+    assert.deepEqual(remaining(first), { hour: 2, day: 4 }, 'the request is counted');
+    await both('the gate is only read', (s) => s.peek(gate.subject, gate.limits, now));
+    assert.deepEqual(
+      await keysUnder(inspect, `${prefix}rl:3600:*:auth-failures:gate:`),
+      [],
+      'no gate counter made',
+    );
+    await both('one failure', (s) => s.consume(gate.subject, gate.limits, now));
+    await both('two failures', (s) => s.consume(gate.subject, gate.limits, now));
+    assert.equal(await both('a shut gate', behind), undefined, 'a shut gate answers undefined');
+    await both('nothing was taken behind the shut gate', (s) => s.peek('key:behind', limits, now));
+    const open = { subject: 'auth-failures:other', limits: [hour(2)] };
+    for (let i = 0; i < 3; i++)
+      await both(`request ${i + 2}`, (s) => s.consumeBehind(open, 'key:behind', limits, now));
+    const refused = (await both('used up', (s) =>
+      s.consumeBehind(open, 'key:behind', limits, now),
+    )) as LimitDecision;
+    assert.equal(refused.allowed, false, 'a used-up limit behind an open gate is refused');
+  });
 });

@@ -20,31 +20,33 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { LimitDecision, LimitState } from '../../domain/limits/fixed-window.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
-import type { RateLimitStore } from '../types.js';
+import type { LimitGate, RateLimitStore } from '../types.js';
 
 /** How long a counter outlives its window: Redis expires by the same clock that picks the window. */
 export const COUNTER_MARGIN_MS = 1000;
 
 /**
- * ARGV: key base (`${prefix}rl:`), subject, mode (`consume` | `peek`), margin ms, then name, limit
- * and window seconds for each limit. Returns allowed (1 or 0), then used and resetAtMs per limit.
+ * ARGV: key base (`${prefix}rl:`), margin ms, then for each limit: take (1, or 0 to only read it),
+ * subject, name, limit and window seconds. Units are taken from the `take` limits only when every
+ * limit has one left. Returns allowed (1 or 0), then used and resetAtMs per limit.
  */
 export const RATE_LIMIT_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local base, subject, mode, margin = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local count = (#ARGV - 4) / 3
-local keys, used, limits, resets = {}, {}, {}, {}
+local base, margin = ARGV[1], tonumber(ARGV[2])
+local count = (#ARGV - 2) / 5
+local keys, used, takes, resets = {}, {}, {}, {}
 local allowed = 1
 for i = 1, count do
-  local name = ARGV[2 + 3 * i]
-  local limit = tonumber(ARGV[3 + 3 * i])
-  local length = tonumber(ARGV[4 + 3 * i]) * 1000
+  local at = 5 * i - 2
+  local subject, name = ARGV[at + 1], ARGV[at + 2]
+  local limit = tonumber(ARGV[at + 3])
+  local length = tonumber(ARGV[at + 4]) * 1000
   local id = math.floor(now / length)
-  local key = base .. ARGV[4 + 3 * i] .. ':' .. string.format('%.0f', id) .. ':' .. subject .. ':' .. name
+  local key = base .. ARGV[at + 4] .. ':' .. string.format('%.0f', id) .. ':' .. subject .. ':' .. name
+  takes[i] = ARGV[at] == '1'
   resets[i] = (id + 1) * length
   keys[i] = key
-  limits[i] = limit
   local value = redis.call('GET', key)
   used[i] = tonumber(value) or 0
   if value and redis.call('PTTL', key) == -1 then
@@ -52,10 +54,12 @@ for i = 1, count do
   end
   if used[i] >= limit then allowed = 0 end
 end
-if mode == 'consume' and allowed == 1 then
+if allowed == 1 then
   for i = 1, count do
-    used[i] = redis.call('INCR', keys[i])
-    redis.call('PEXPIREAT', keys[i], resets[i] + margin)
+    if takes[i] then
+      used[i] = redis.call('INCR', keys[i])
+      redis.call('PEXPIREAT', keys[i], resets[i] + margin)
+    end
   end
 end
 local reply = { allowed }
@@ -79,21 +83,34 @@ export class RedisRateLimitStore implements RateLimitStore {
   ) {}
 
   /** The app clock `_nowMs` is not used: the window and the reset time come from Redis' clock. */
-  consume(subject: string, limits: readonly LimitRule[], _nowMs: number): Promise<LimitDecision> {
-    return this.run('consume', subject, limits);
+  async consume(subject: string, limits: readonly LimitRule[], _nowMs: number): Promise<LimitDecision> {
+    if (limits.length === 0) return { allowed: true, states: [] };
+    return decisionOf(await this.evaluate(argsOf(this.start(), subject, limits, true)), limits);
   }
 
   /** What is left, by Redis' clock; takes nothing (but gives an expiry to a counter without one). */
-  peek(subject: string, limits: readonly LimitRule[], _nowMs: number): Promise<LimitDecision> {
-    return this.run('peek', subject, limits);
+  async peek(subject: string, limits: readonly LimitRule[], _nowMs: number): Promise<LimitDecision> {
+    if (limits.length === 0) return { allowed: true, states: [] };
+    return decisionOf(await this.evaluate(argsOf(this.start(), subject, limits, false)), limits);
   }
 
-  private async run(mode: 'consume' | 'peek', subject: string, limits: readonly LimitRule[]) {
-    if (limits.length === 0) return { allowed: true, states: [] };
-    const args: (string | number)[] = [`${this.prefix}rl:`, subject, mode, COUNTER_MARGIN_MS];
-    for (const rule of limits) args.push(rule.name, rule.limit, rule.windowSeconds);
-    const reply = await this.evaluate(args);
-    return decisionOf(reply, limits);
+  /** The gate and the request's limits in one script, so in one round trip. */
+  async consumeBehind(
+    gate: LimitGate,
+    subject: string,
+    limits: readonly LimitRule[],
+    _nowMs: number,
+  ): Promise<LimitDecision | undefined> {
+    const args = argsOf(this.start(), gate.subject, gate.limits, false);
+    const reply = await this.evaluate(argsOf(args, subject, limits, true));
+    const all = decisionOf(reply, [...gate.limits, ...limits]);
+    const shut = all.states.slice(0, gate.limits.length).some((state) => state.remaining === 0);
+    return shut ? undefined : { allowed: all.allowed, states: all.states.slice(gate.limits.length) };
+  }
+
+  /** The script's first arguments: the key base and the counters' margin. */
+  private start(): (string | number)[] {
+    return [`${this.prefix}rl:`, COUNTER_MARGIN_MS];
   }
 
   /** EVALSHA first (the script is sent once per Redis start), EVAL when Redis does not know it. */
@@ -105,6 +122,17 @@ export class RedisRateLimitStore implements RateLimitStore {
       return await this.client.eval(RATE_LIMIT_SCRIPT, 0, ...args);
     }
   }
+}
+
+/** `args` with the limits of `subject` added, each to be taken or only read. */
+function argsOf(
+  args: (string | number)[],
+  subject: string,
+  limits: readonly LimitRule[],
+  take: boolean,
+): (string | number)[] {
+  for (const rule of limits) args.push(take ? 1 : 0, subject, rule.name, rule.limit, rule.windowSeconds);
+  return args;
 }
 
 function decisionOf(reply: unknown, limits: readonly LimitRule[]): LimitDecision {
