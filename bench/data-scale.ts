@@ -16,13 +16,10 @@
  * BENCH_ENGINES (sqlite,postgres), BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/test, the
  * server on which the database is created and dropped).
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { loadConfig } from '../src/config/config.js';
@@ -31,9 +28,18 @@ import { addDays, type CalendarDate, dayBounds } from '../src/domain/time/days.j
 import { openStores } from '../src/server/serve.js';
 import { createPriceService } from '../src/services/price-service.js';
 import type { PriceStore, Stores } from '../src/stores/types.js';
+import {
+  CLI,
+  cleanups,
+  envWith,
+  freshDatabase,
+  lastJsonLine,
+  REPO,
+  runBench,
+  symbolOf,
+  writePricesCsv,
+} from './lib.js';
 
-const REPO = fileURLToPath(new URL('../', import.meta.url));
-const CLI = join(REPO, 'bin', 'pricepoint.js');
 const SERIES = Number(process.env.BENCH_SERIES ?? 300);
 const DAYS = Number(process.env.BENCH_DAYS ?? 365);
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 2000);
@@ -48,85 +54,14 @@ const FROM = Date.UTC(2025, 0, 1);
 const ZONE = 'Europe/Berlin';
 const FIRST_DAY: CalendarDate = '2025-01-02';
 
-const symbolOf = (i: number) => `BENCH${String(i).padStart(3, '0')}`;
-
-// Everything to undo, newest first, also on Ctrl-C or a failure.
-const cleanups: Array<() => Promise<unknown>> = [];
-const children = new Set<ChildProcess>();
-
-let cleaning: Promise<void> | undefined;
-function cleanUp(): Promise<void> {
-  cleaning ??= (async () => {
-    for (const child of children) child.kill('SIGKILL');
-    for (const cleanup of cleanups.reverse()) {
-      await cleanup().catch((error: unknown) => console.error(`cleanup failed: ${(error as Error).message}`));
-    }
-  })();
-  return cleaning;
-}
-// Ctrl-C reaches this process twice (from the terminal and relayed by tsx): every signal is handled.
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (cleaning === undefined) console.error(`\n${signal}: stopping and cleaning up`);
-    cleanUp().finally(() => process.exit(130));
-  });
-}
-
-/** The same kind of file bench/import.ts writes (`symbol,start,price`), series after series. */
-async function generate(file: string): Promise<number> {
-  const out = createWriteStream(file);
-  const write = (text: string) =>
-    out.write(text) ? Promise.resolve() : new Promise<void>((done) => out.once('drain', () => done()));
-  await write('symbol,start,price\n');
-  const to = FROM + DAYS * 96 * QUARTER_HOUR_MS;
-  let points = 0;
-  for (let s = 0; s < SERIES; s++) {
-    const symbol = symbolOf(s);
-    let chunk = '';
-    for (let t = FROM; t < to; t += QUARTER_HOUR_MS) {
-      const cents = (((t / QUARTER_HOUR_MS) * 7919 + s * 104729) % 20000) - 2000;
-      chunk += `${symbol},${new Date(t).toISOString().slice(0, 19)}Z,${(cents / 100).toFixed(2)}\n`;
-      points++;
-      if (chunk.length > 1 << 20) {
-        await write(chunk);
-        chunk = '';
-      }
-    }
-    await write(chunk);
-  }
-  await new Promise<void>((done, fail) => out.end((error?: Error | null) => (error ? fail(error) : done())));
-  return points;
-}
-
-/** The environment without the caller's PRICEPOINT_* settings, plus `settings`. */
-function envWith(settings: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env))
-    if (!name.startsWith('PRICEPOINT_') && value !== undefined) env[name] = value;
-  return { ...env, ...settings };
-}
-
 /** `pricepoint import FILE --json` in a child process; resolves the points written and the seconds taken. */
-function importFile(file: string, settings: Record<string, string>) {
-  return new Promise<{ written: number; seconds: number }>((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(process.execPath, [CLI, 'import', file, '--json'], {
-      env: envWith(settings),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      children.delete(child);
-      if (code !== 0) return reject(new Error(`pricepoint import failed (${code}):\n${stderr}`));
-      const { written } = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { written: number };
-      resolve({ written, seconds: (performance.now() - started) / 1000 });
-    });
-  });
+async function importFile(file: string, settings: Record<string, string>) {
+  const started = performance.now();
+  const { written } = await lastJsonLine<{ written: number }>(
+    [CLI, 'import', file, '--json'],
+    envWith(settings),
+  );
+  return { written, seconds: (performance.now() - started) / 1000 };
 }
 
 /** The settings of one engine: a data folder for SQLite, a fresh database for PostgreSQL (or why not). */
@@ -134,27 +69,9 @@ async function engineSettings(engine: string, dir: string): Promise<Record<strin
   const dataDir = join(dir, `data-${engine}`);
   if (engine === 'sqlite') return { PRICEPOINT_DATA_DIR: dataDir };
   if (engine !== 'postgres') throw new Error(`BENCH_ENGINES: unknown engine "${engine}"`);
-  const database = `pp_bench_scale_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2_000 });
-  admin.on('error', () => {});
-  try {
-    await admin.connect();
-    await admin.query(`create database ${database}`);
-  } catch (error) {
-    return `PostgreSQL at ${DATABASE_URL} is unreachable (${(error as Error).message})`;
-  } finally {
-    await admin.end().catch(() => {});
-  }
-  cleanups.push(async () => {
-    const client = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2_000 });
-    client.on('error', () => {});
-    await client.connect();
-    await client.query(`drop database if exists ${database} with (force)`);
-    await client.end();
-  });
-  const url = new URL(DATABASE_URL);
-  url.pathname = `/${database}`;
-  return { PRICEPOINT_DATA_DIR: dataDir, PRICEPOINT_DATABASE_URL: url.toString() };
+  const database = await freshDatabase(DATABASE_URL, 'pp_bench_scale');
+  if ('why' in database) return database.why;
+  return { PRICEPOINT_DATA_DIR: dataDir, PRICEPOINT_DATABASE_URL: database.url };
 }
 
 /** A small seeded generator, so every run asks the same (series, day) pairs. */
@@ -407,7 +324,7 @@ async function main(): Promise<void> {
   const file = join(dir, 'prices.csv');
   console.error(`generating ${SERIES} series of ${DAYS} days of 15-minute prices`);
   let started = performance.now();
-  const points = await generate(file);
+  const points = await writePricesCsv(file, SERIES, FROM, FROM + DAYS * 96 * QUARTER_HOUR_MS);
   const generated = (performance.now() - started) / 1000;
   const csvMiB = (await stat(file)).size / 2 ** 20;
 
@@ -488,8 +405,4 @@ async function main(): Promise<void> {
   );
 }
 
-try {
-  await main();
-} finally {
-  await cleanUp();
-}
+await runBench(main);

@@ -18,19 +18,27 @@
  * (64), BENCH_WARMUP_SECONDS (1), BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/test, the
  * server on which a database is created and dropped), BENCH_REDIS_URL (redis://127.0.0.1:6379).
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import pg from 'pg';
+import {
+  CLI,
+  cleanups,
+  cli,
+  envWith,
+  freshDatabase,
+  lastJsonLine,
+  median,
+  REPO,
+  runBench,
+  startChild,
+} from './lib.js';
 
-const REPO = fileURLToPath(new URL('../', import.meta.url));
-const CLI = join(REPO, 'bin', 'pricepoint.js');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -68,84 +76,6 @@ interface Measurement {
   errors: number;
   timeouts: number;
   bytes: number;
-}
-
-// Everything to undo, newest first, also on Ctrl-C or a failure.
-const cleanups: Array<() => Promise<unknown>> = [];
-const children = new Set<ChildProcess>();
-
-/** The environment without the caller's PRICEPOINT_* settings, plus `settings`. */
-function envWith(settings: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env))
-    if (!name.startsWith('PRICEPOINT_')) env[name] = value;
-  return { ...env, ...settings };
-}
-
-/** Runs the compiled CLI to completion; resolves its stdout. */
-function cli(args: string[], settings: Record<string, string>): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: envWith(settings), maxBuffer: 1 << 24 },
-      (error, stdout, stderr) =>
-        error ? reject(new Error(`pricepoint ${args.join(' ')} failed:\n${stderr}`)) : resolve(stdout),
-    );
-  });
-}
-
-/**
- * Starts a server child and waits for the line that tells its port: `{"port":N}` on stdout for the
- * setups in bench/setups, `{"url":...}` on stderr for `pricepoint serve --json`. Pricepoint's request
- * logs go to /dev/null: it logs at its default level, as a deployment would, without a reader slowing it.
- */
-function startChild(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  from: 'stdout' | 'stderr',
-): Promise<{ child: ChildProcess; port: number }> {
-  return new Promise((resolve, reject) => {
-    // Every server with the young-generation size bin/pricepoint.js starts Pricepoint with.
-    const child = spawn(process.execPath, ['--max-semi-space-size=64', ...args], {
-      env,
-      stdio: ['ignore', from === 'stdout' ? 'pipe' : 'ignore', 'pipe'],
-    });
-    children.add(child);
-    child.once('exit', () => children.delete(child));
-    let output = '';
-    let stderr = '';
-    const stream = from === 'stdout' ? child.stdout! : child.stderr!;
-    if (from === 'stdout') child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    stream.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-      if (from === 'stderr') stderr += chunk;
-      for (const line of output.split('\n').slice(0, -1)) {
-        try {
-          const info = JSON.parse(line) as { port?: number; url?: string };
-          const port = info.port ?? (info.url ? Number(new URL(info.url).port) : undefined);
-          if (port) resolve({ child, port });
-        } catch {
-          // not the line we wait for
-        }
-      }
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}):\n${stderr}`)));
-  });
-}
-
-/** Sends SIGTERM, then SIGKILL if the child is still there after 5 seconds. */
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
 }
 
 /** Peak resident memory of a running process, in MiB (VmHWM: the high-water mark since its start). */
@@ -186,45 +116,14 @@ function get(
 /** One autocannon run in its own process. */
 function load(port: number, path: string, headers: Record<string, string>, seconds: number) {
   const spec = { url: `https://127.0.0.1:${port}${path}`, headers, connections: CONNECTIONS, seconds };
-  return new Promise<Measurement>((resolve, reject) => {
-    const child = spawn(process.execPath, [join(REPO, 'bench', 'setups', 'load.mjs'), JSON.stringify(spec)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      children.delete(child);
-      if (code !== 0) reject(new Error(`load generator failed (${code}):\n${stderr}`));
-      else resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '') as Measurement);
-    });
-  });
+  return lastJsonLine<Measurement>([join(REPO, 'bench', 'setups', 'load.mjs'), JSON.stringify(spec)]);
 }
 
 /** PostgreSQL and Redis for setup (d), or why not. Registers the cleanup of what it creates. */
 async function scaleOutSettings(): Promise<Record<string, string> | string> {
+  const database = await freshDatabase(DATABASE_URL, 'pp_bench');
+  if ('why' in database) return database.why;
   const suffix = randomBytes(5).toString('hex');
-  const database = `pp_bench_${suffix}`;
-  const admin = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2_000 });
-  admin.on('error', () => {});
-  try {
-    await admin.connect();
-    await admin.query(`create database ${database}`);
-  } catch (error) {
-    await admin.end().catch(() => {});
-    return `PostgreSQL at ${DATABASE_URL} is unreachable (${(error as Error).message})`;
-  }
-  await admin.end();
-  cleanups.push(async () => {
-    const client = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 2_000 });
-    client.on('error', () => {});
-    await client.connect();
-    await client.query(`drop database if exists ${database} with (force)`);
-    await client.end();
-  });
   const prefix = `pp-bench-${suffix}`;
   const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0 });
   redis.on('error', () => {});
@@ -244,40 +143,11 @@ async function scaleOutSettings(): Promise<Record<string, string> | string> {
     } while (cursor !== '0');
     await redis.quit();
   });
-  const url = new URL(DATABASE_URL);
-  url.pathname = `/${database}`;
   return {
-    PRICEPOINT_DATABASE_URL: url.toString(),
+    PRICEPOINT_DATABASE_URL: database.url,
     PRICEPOINT_REDIS_URL: REDIS_URL,
     PRICEPOINT_REDIS_PREFIX: prefix,
   };
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
-let cleaning: Promise<void> | undefined;
-/** Stops every child, then undoes the rest; once, however often it is called. */
-function cleanUp(): Promise<void> {
-  cleaning ??= (async () => {
-    await Promise.all([...children].map(stop));
-    for (const cleanup of cleanups.reverse()) {
-      await cleanup().catch((error: unknown) => console.error(`cleanup failed: ${(error as Error).message}`));
-    }
-  })();
-  return cleaning;
-}
-
-// Ctrl-C reaches this process twice (from the terminal and relayed by tsx): every signal is handled,
-// or the second one would end the process before the cleanup is done.
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (cleaning === undefined) console.error(`\n${signal}: stopping the servers and cleaning up`);
-    cleanUp().finally(() => process.exit(130));
-  });
 }
 
 async function main(): Promise<void> {
@@ -531,8 +401,4 @@ async function main(): Promise<void> {
   );
 }
 
-try {
-  await main();
-} finally {
-  await cleanUp();
-}
+await runBench(main);

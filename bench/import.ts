@@ -6,46 +6,15 @@
  * Run with `npm run bench:import` (it builds first). `BENCH_SERIES=60` runs a smaller pair.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openEmbeddedStores } from '../src/stores/sqlite/index.js';
+import { REPO, symbolOf, writePricesCsv } from './lib.js';
 
-const REPO = fileURLToPath(new URL('../', import.meta.url));
-const QUARTER_HOUR_MS = 900_000;
 const FROM = Date.UTC(2025, 0, 1);
 const TO = Date.UTC(2026, 0, 1);
 const SERIES = Number(process.env.BENCH_SERIES ?? 300);
-
-const symbolOf = (i: number) => `BENCH${String(i).padStart(3, '0')}`;
-
-/** Writes `series` series of one year of quarter hours, series after series; returns the point count. */
-async function generate(file: string, series: number): Promise<number> {
-  const out = createWriteStream(file);
-  const write = (text: string) =>
-    out.write(text) ? Promise.resolve() : new Promise<void>((done) => out.once('drain', () => done()));
-  await write('symbol,start,price\n');
-  let points = 0;
-  for (let s = 0; s < series; s++) {
-    const symbol = symbolOf(s);
-    let chunk = '';
-    for (let t = FROM; t < TO; t += QUARTER_HOUR_MS) {
-      // A price with two decimals that varies over the day, negative now and then.
-      const cents = (((t / QUARTER_HOUR_MS) * 7919 + s * 104729) % 20000) - 2000;
-      chunk += `${symbol},${new Date(t).toISOString().slice(0, 19)}Z,${(cents / 100).toFixed(2)}\n`;
-      points++;
-      if (chunk.length > 1 << 20) {
-        await write(chunk);
-        chunk = '';
-      }
-    }
-    await write(chunk);
-  }
-  await new Promise<void>((done, fail) => out.end((error?: Error | null) => (error ? fail(error) : done())));
-  return points;
-}
 
 /** A fresh data folder whose database knows the benchmark series. */
 async function prepare(dataDir: string, series: number): Promise<void> {
@@ -108,7 +77,7 @@ function importInChild(file: string, dataDir: string): Promise<ChildReport & { s
 async function run(dir: string, series: number) {
   const file = join(dir, `prices-${series}.csv`);
   const dataDir = join(dir, `data-${series}`);
-  const points = await generate(file, series);
+  const points = await writePricesCsv(file, series, FROM, TO);
   const bytes = (await stat(file)).size;
   await prepare(dataDir, series);
   const report = await importInChild(file, dataDir);

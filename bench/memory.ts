@@ -10,19 +10,16 @@
  * sampled every second, VmRSS read again. Any non-2xx answer, error or timeout fails the run.
  * Prints a Markdown section and writes it to bench/results-memory.md.
  *
- * Run with `npm run build && tsx bench/memory.ts`. Settings: BENCH_MEMORY_SECONDS (60), BENCH_KEYS
+ * Run with `npm run bench:memory` (it builds first). Settings: BENCH_MEMORY_SECONDS (60), BENCH_KEYS
  * (10000), BENCH_WARMUP_SECONDS (15), BENCH_CONNECTIONS (64).
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { CLI, cleanups, cli, envWith, lastJsonLine, REPO, runBench, startChild } from './lib.js';
 
-const REPO = fileURLToPath(new URL('../', import.meta.url));
-const CLI = join(REPO, 'bin', 'pricepoint.js');
 const SECONDS = Number(process.env.BENCH_MEMORY_SECONDS ?? 60);
 const KEYS = Number(process.env.BENCH_KEYS ?? 10_000);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 15);
@@ -31,89 +28,6 @@ const TIER = 'bench';
 const GOAL_RATIO = 1.5;
 /** Keys created at once through the admin API. */
 const CREATE_CONCURRENCY = 16;
-
-// Everything to undo, newest first, also on Ctrl-C or a failure.
-const cleanups: Array<() => Promise<unknown>> = [];
-const children = new Set<ChildProcess>();
-
-/** Sends SIGTERM, then SIGKILL if the child is still there after 5 seconds. */
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-let cleaning: Promise<void> | undefined;
-function cleanUp(): Promise<void> {
-  cleaning ??= (async () => {
-    await Promise.all([...children].map(stop));
-    for (const cleanup of cleanups.reverse()) {
-      await cleanup().catch((error: unknown) => console.error(`cleanup failed: ${(error as Error).message}`));
-    }
-  })();
-  return cleaning;
-}
-// Ctrl-C reaches this process twice (from the terminal and relayed by tsx): every signal is handled.
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (cleaning === undefined) console.error(`\n${signal}: stopping the server and cleaning up`);
-    cleanUp().finally(() => process.exit(130));
-  });
-}
-
-/** The environment without the caller's PRICEPOINT_* settings, plus `settings`. */
-function envWith(settings: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env))
-    if (!name.startsWith('PRICEPOINT_')) env[name] = value;
-  return { ...env, ...settings };
-}
-
-function cli(args: string[], settings: Record<string, string>): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLI, ...args], { env: envWith(settings) }, (error, stdout, stderr) =>
-      error ? reject(new Error(`pricepoint ${args.join(' ')} failed:\n${stderr}`)) : resolve(stdout),
-    );
-  });
-}
-
-/** Starts `pricepoint serve --dev-data --json` and waits for the `{"url":...}` line on stderr. */
-function startServer(settings: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  return new Promise((resolve, reject) => {
-    // Request logs go to /dev/null: the server logs at its default level without a reader slowing it.
-    // As bin/pricepoint.js starts it (its shebang's flag).
-    const child = spawn(
-      process.execPath,
-      ['--max-semi-space-size=64', CLI, 'serve', '--dev-data', '--json'],
-      {
-        env: envWith(settings),
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
-    children.add(child);
-    child.once('exit', () => children.delete(child));
-    let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-      for (const line of stderr.split('\n').slice(0, -1)) {
-        try {
-          const info = JSON.parse(line) as { url?: string };
-          if (info.url) resolve({ child, port: Number(new URL(info.url).port) });
-        } catch {
-          // not the line we wait for
-        }
-      }
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`pricepoint serve exited (${code}):\n${stderr}`)));
-  });
-}
 
 /** Resident memory of a running process now, in MiB (VmRSS). */
 function rssMiB(pid: number): number {
@@ -191,38 +105,22 @@ interface LoadResult {
 }
 
 /** One autocannon run over every key and path, in its own process; fails on any non-2xx answer. */
-function load(port: number, keysFile: string, paths: string[], seconds: number): Promise<LoadResult> {
+async function load(port: number, keysFile: string, paths: string[], seconds: number): Promise<LoadResult> {
   const spec = { url: `https://127.0.0.1:${port}`, keysFile, paths, connections: CONNECTIONS, seconds };
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [join(REPO, 'bench', 'setups', 'memory-load.mjs'), JSON.stringify(spec)],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+  const m = await lastJsonLine<LoadResult>([
+    join(REPO, 'bench', 'setups', 'memory-load.mjs'),
+    JSON.stringify(spec),
+  ]);
+  if (m.non2xx > 0 || m.errors > 0 || m.timeouts > 0) {
+    const codes = Object.entries(m.statusCodes)
+      .map(([status, s]) => `${status}: ${s.count}`)
+      .join(', ');
+    throw new Error(
+      `${m.non2xx} non-2xx answers, ${m.errors} errors, ${m.timeouts} timeouts of ${m.total} ` +
+        `requests (status codes ${codes}): the run does not count`,
     );
-    children.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      children.delete(child);
-      if (code !== 0) return reject(new Error(`load generator failed (${code}):\n${stderr}`));
-      const m = JSON.parse(stdout.trim().split('\n').pop() ?? '') as LoadResult;
-      if (m.non2xx > 0 || m.errors > 0 || m.timeouts > 0) {
-        const codes = Object.entries(m.statusCodes)
-          .map(([status, s]) => `${status}: ${s.count}`)
-          .join(', ');
-        return reject(
-          new Error(
-            `${m.non2xx} non-2xx answers, ${m.errors} errors, ${m.timeouts} timeouts of ${m.total} ` +
-              `requests (status codes ${codes}): the run does not count`,
-          ),
-        );
-      }
-      resolve(m);
-    });
-  });
+  }
+  return m;
 }
 
 /** The V8 heap and external memory the server reports on /metrics, in MiB. */
@@ -266,7 +164,7 @@ async function main(): Promise<void> {
     PRICEPOINT_HOST: '127.0.0.1',
     PRICEPOINT_DATA_DIR: join(dir, 'data'),
   };
-  const server = await startServer(settings);
+  const server = await startChild([CLI, 'serve', '--dev-data', '--json'], envWith(settings), 'stderr');
   const pid = server.child.pid!;
   const ca = readFileSync(join(dir, 'data', 'tls', 'localhost-cert.pem'), 'utf8');
   const admin = JSON.parse(
@@ -370,8 +268,4 @@ async function main(): Promise<void> {
   );
 }
 
-try {
-  await main();
-} finally {
-  await cleanUp();
-}
+await runBench(main);

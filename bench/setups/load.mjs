@@ -4,18 +4,8 @@
  * `{ url, headers, connections, seconds }` and prints one JSON line with the figures.
  */
 import autocannon from 'autocannon';
+import { printFigures } from './figures.mjs';
 
 const { url, headers, connections, seconds } = JSON.parse(process.argv[2]);
 const result = await autocannon({ url, headers, connections, duration: seconds, pipelining: 1 });
-console.log(
-  JSON.stringify({
-    requestsPerSecond: result.requests.total / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    total: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    bytes: result.throughput.total,
-  }),
-);
+printFigures(result);

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { printFigures } from './figures.mjs';
 
 const { url, keysFile, paths, connections, seconds } = JSON.parse(process.argv[2]);
 const keys = JSON.parse(readFileSync(keysFile, 'utf8'));
@@ -30,15 +31,4 @@ const result = await autocannon({
     },
   ],
 });
-console.log(
-  JSON.stringify({
-    requestsPerSecond: result.requests.total / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    total: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    statusCodes: result.statusCodeStats,
-  }),
-);
+printFigures(result);

@@ -83,15 +83,13 @@ export class RedisRateLimitStore implements RateLimitStore {
   ) {}
 
   /** The app clock `_nowMs` is not used: the window and the reset time come from Redis' clock. */
-  async consume(subject: string, limits: readonly LimitRule[], _nowMs: number): Promise<LimitDecision> {
-    if (limits.length === 0) return { allowed: true, states: [] };
-    return decisionOf(await this.evaluate(argsOf(this.start(), subject, limits, true)), limits);
+  consume(subject: string, limits: readonly LimitRule[], _nowMs: number): Promise<LimitDecision> {
+    return this.run(subject, limits, true);
   }
 
   /** What is left, by Redis' clock; takes nothing (but gives an expiry to a counter without one). */
-  async peek(subject: string, limits: readonly LimitRule[], _nowMs: number): Promise<LimitDecision> {
-    if (limits.length === 0) return { allowed: true, states: [] };
-    return decisionOf(await this.evaluate(argsOf(this.start(), subject, limits, false)), limits);
+  peek(subject: string, limits: readonly LimitRule[], _nowMs: number): Promise<LimitDecision> {
+    return this.run(subject, limits, false);
   }
 
   /** The gate and the request's limits in one script, so in one round trip. */
@@ -106,6 +104,11 @@ export class RedisRateLimitStore implements RateLimitStore {
     const all = decisionOf(reply, [...gate.limits, ...limits]);
     const shut = all.states.slice(0, gate.limits.length).some((state) => state.remaining === 0);
     return shut ? undefined : { allowed: all.allowed, states: all.states.slice(gate.limits.length) };
+  }
+
+  private async run(subject: string, limits: readonly LimitRule[], take: boolean): Promise<LimitDecision> {
+    if (limits.length === 0) return { allowed: true, states: [] };
+    return decisionOf(await this.evaluate(argsOf(this.start(), subject, limits, take)), limits);
   }
 
   /** The script's first arguments: the key base and the counters' margin. */

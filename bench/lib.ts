@@ -1,0 +1,227 @@
+/**
+ * What the benchmarks share (bench/http.ts, data-scale.ts, memory.ts, import.ts): child processes
+ * that are always stopped and cleanups that always run, also on Ctrl-C or a failure; the CLI with
+ * an environment of the benchmark's own; a fresh PostgreSQL database; the file of prices that
+ * `bench:import` and `bench:data-scale` load.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+export const REPO = fileURLToPath(new URL('../', import.meta.url));
+export const CLI = join(REPO, 'bin', 'pricepoint.js');
+
+/** Everything to undo, newest first, also on Ctrl-C or a failure: push to it as things are made. */
+export const cleanups: Array<() => Promise<unknown>> = [];
+const children = new Set<ChildProcess>();
+
+/** Keeps `child` among the processes stopped at the end, until it exits. */
+function track<T extends ChildProcess>(child: T): T {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+
+/** Sends SIGTERM, then SIGKILL if the child is still there after 5 seconds. */
+export function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+let cleaning: Promise<void> | undefined;
+/** Stops every child, then undoes the rest; once, however often it is called. */
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    await Promise.all([...children].map(stop));
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup().catch((error: unknown) => console.error(`cleanup failed: ${(error as Error).message}`));
+    }
+  })();
+  return cleaning;
+}
+
+/**
+ * Runs a benchmark's `main`, then cleans up, also after a failure or Ctrl-C.
+ * @example await runBench(main)
+ */
+export async function runBench(main: () => Promise<void>): Promise<void> {
+  // Ctrl-C reaches this process twice (from the terminal and relayed by tsx): every signal is
+  // handled, or the second one would end the process before the cleanup is done.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (cleaning === undefined) console.error(`\n${signal}: stopping and cleaning up`);
+      cleanUp().finally(() => process.exit(130));
+    });
+  }
+  try {
+    await main();
+  } finally {
+    await cleanUp();
+  }
+}
+
+/** The environment without the caller's PRICEPOINT_* settings, plus `settings`. */
+export function envWith(settings: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('PRICEPOINT_')) env[name] = value;
+  return { ...env, ...settings };
+}
+
+/** Runs the compiled CLI to completion; resolves its stdout. */
+export function cli(args: string[], settings: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: envWith(settings), maxBuffer: 1 << 24 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`pricepoint ${args.join(' ')} failed:\n${stderr}`)) : resolve(stdout),
+    );
+  });
+}
+
+/**
+ * Runs `node ...args` to completion; resolves the JSON of the last line it printed, rejects with
+ * its stderr when it fails.
+ */
+export function lastJsonLine<T>(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = track(spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code !== 0) reject(new Error(`${args.join(' ')} failed (${code}):\n${stderr}`));
+      else resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '') as T);
+    });
+  });
+}
+
+/**
+ * Starts a server child and waits for the line that tells its port: `{"port":N}` on stdout for the
+ * setups in bench/setups, `{"url":...}` on stderr for `pricepoint serve --json`. Pricepoint's request
+ * logs go to /dev/null: it logs at its default level, as a deployment would, without a reader slowing it.
+ */
+export function startChild(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  from: 'stdout' | 'stderr',
+): Promise<{ child: ChildProcess; port: number }> {
+  return new Promise((resolve, reject) => {
+    // Every server with the young-generation size bin/pricepoint.js starts Pricepoint with.
+    const child = track(
+      spawn(process.execPath, ['--max-semi-space-size=64', ...args], {
+        env,
+        stdio: ['ignore', from === 'stdout' ? 'pipe' : 'ignore', 'pipe'],
+      }),
+    );
+    let output = '';
+    let stderr = '';
+    const stream = from === 'stdout' ? child.stdout! : child.stderr!;
+    if (from === 'stdout') child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    stream.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      if (from === 'stderr') stderr += chunk;
+      for (const line of output.split('\n').slice(0, -1)) {
+        try {
+          const info = JSON.parse(line) as { port?: number; url?: string };
+          const port = info.port ?? (info.url ? Number(new URL(info.url).port) : undefined);
+          if (port) resolve({ child, port });
+        } catch {
+          // not the line we wait for
+        }
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}):\n${stderr}`)));
+  });
+}
+
+/**
+ * A database created on the PostgreSQL server of `serverUrl` and dropped at the cleanup: its URL,
+ * or why there is none.
+ */
+export async function freshDatabase(
+  serverUrl: string,
+  name: string,
+): Promise<{ url: string } | { why: string }> {
+  const database = `${name}_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 2_000 });
+  admin.on('error', () => {});
+  try {
+    await admin.connect();
+    await admin.query(`create database ${database}`);
+  } catch (error) {
+    return { why: `PostgreSQL at ${serverUrl} is unreachable (${(error as Error).message})` };
+  } finally {
+    await admin.end().catch(() => {});
+  }
+  cleanups.push(async () => {
+    const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 2_000 });
+    client.on('error', () => {});
+    await client.connect();
+    await client.query(`drop database if exists ${database} with (force)`);
+    await client.end();
+  });
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return { url: url.toString() };
+}
+
+export const median = (values: number[]) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
+const QUARTER_HOUR_MS = 900_000;
+
+/** The symbol of the benchmark series number `i`. */
+export const symbolOf = (i: number) => `BENCH${String(i).padStart(3, '0')}`;
+
+/**
+ * Writes `series` series of 15-minute prices from `from` to `to` (epoch ms) as the CSV `pricepoint
+ * import` reads (`symbol,start,price`), series after series; returns the point count.
+ */
+export async function writePricesCsv(
+  file: string,
+  series: number,
+  from: number,
+  to: number,
+): Promise<number> {
+  const out = createWriteStream(file);
+  const write = (text: string) =>
+    out.write(text) ? Promise.resolve() : new Promise<void>((done) => out.once('drain', () => done()));
+  await write('symbol,start,price\n');
+  let points = 0;
+  for (let s = 0; s < series; s++) {
+    const symbol = symbolOf(s);
+    let chunk = '';
+    for (let t = from; t < to; t += QUARTER_HOUR_MS) {
+      // A price with two decimals that varies over the day, negative now and then.
+      const cents = (((t / QUARTER_HOUR_MS) * 7919 + s * 104729) % 20000) - 2000;
+      chunk += `${symbol},${new Date(t).toISOString().slice(0, 19)}Z,${(cents / 100).toFixed(2)}\n`;
+      points++;
+      if (chunk.length > 1 << 20) {
+        await write(chunk);
+        chunk = '';
+      }
+    }
+    await write(chunk);
+  }
+  await new Promise<void>((done, fail) => out.end((error?: Error | null) => (error ? fail(error) : done())));
+  return points;
+}
