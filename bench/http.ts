@@ -8,7 +8,8 @@
  *  (d) Pricepoint on PostgreSQL (a fresh database) and Redis (a fresh prefix); skipped with the
  *      reason when either is unreachable.
  *
- * Every server is a child process (its peak RSS is read from /proc/<pid>/status), and so is the load
+ * Every server is a child process (its peak RSS is read from /proc/<pid>/status, its CPU time per
+ * request from /proc/<pid>/stat around each run), and so is the load
  * generator (autocannon, bench/setups/load.mjs), one run at a time against 127.0.0.1. Rounds
  * alternate the setups (a, b, c, d, a, b, ...) so drift hits all of them alike; each figure is the
  * median over the rounds. Two requests: the full `/api/v1/prices/today` of the development data and
@@ -46,6 +47,8 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const TIER = 'bench';
+/** Linux's USER_HZ, the unit of the CPU times in /proc/<pid>/stat. */
+const CLOCK_TICKS = 100;
 const REQUESTS = [
   { name: 'full answer', path: '/api/v1/prices/today' },
   { name: 'one series', path: '/api/v1/prices/today?symbols=NO1' },
@@ -69,6 +72,8 @@ interface Setup {
 
 interface Measurement {
   requestsPerSecond: number;
+  /** The server's own CPU time (user and system) per answered request, in microseconds. */
+  cpuMicros: number;
   p50: number;
   p99: number;
   total: number;
@@ -83,6 +88,14 @@ function peakRssMiB(pid: number | undefined): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
   return kib / 1024;
+}
+
+/** CPU time a process has used so far (user and system), in seconds, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 /** One GET over HTTPS to 127.0.0.1, trusting `ca` for the name localhost. */
@@ -248,7 +261,9 @@ async function main(): Promise<void> {
   }
 
   const runOnce = async (setup: Setup, path: string, seconds: number, headers = keyOf.get(setup.id)!) => {
+    const before = cpuSeconds(setup.child.pid);
     const m = await load(setup.port, path, headers, seconds);
+    m.cpuMicros = ((cpuSeconds(setup.child.pid) - before) * 1e6) / Math.max(1, m.total);
     if (m.non2xx > 0 || m.errors > 0 || m.timeouts > 0) {
       throw new Error(
         `(${setup.id}) ${path}: ${m.non2xx} non-2xx, ${m.errors} errors, ${m.timeouts} timeouts`,
@@ -276,7 +291,7 @@ async function main(): Promise<void> {
         .toLocaleString('en')
         .padStart(
           7,
-        )} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, ${Math.round(m.bytes / Math.max(1, m.total))} bytes each`,
+        )} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, ${Math.round(m.cpuMicros)} us CPU, ${Math.round(m.bytes / Math.max(1, m.total))} bytes each`,
     );
   for (let round = 1; round <= ROUNDS; round++) {
     for (const { name, path } of REQUESTS) {
@@ -298,7 +313,7 @@ async function main(): Promise<void> {
   }
   const memory = new Map(setups.map((s) => [s.id, peakRssMiB(s.child.pid)]));
 
-  type Row = { rps: number; p50: number; p99: number };
+  type Row = { rps: number; p50: number; p99: number; cpu: number };
   const summary = (id: Setup['id'], path: string, coding = ''): Row | undefined => {
     const runs = results.get(coding ? `${id} ${path} ${coding}` : `${id} ${path}`);
     if (!runs) return undefined;
@@ -306,6 +321,7 @@ async function main(): Promise<void> {
       rps: median(runs.map((r) => r.requestsPerSecond)),
       p50: median(runs.map((r) => r.p50)),
       p99: median(runs.map((r) => r.p99)),
+      cpu: median(runs.map((r) => r.cpuMicros)),
     };
   };
 
@@ -316,8 +332,8 @@ async function main(): Promise<void> {
       `${ROUNDS} rounds of ${SECONDS} s per setup and request (medians), setups alternating, ` +
       `autocannon in its own process on the same machine.`,
     '',
-    '| request | setup | req/s | p50 ms | p99 ms | peak RSS MiB | vs (a) | vs (b) |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| request | setup | req/s | p50 ms | p99 ms | server CPU us/req | peak RSS MiB | vs (a) | vs (b) |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   );
   for (const { name, path } of REQUESTS) {
     const base = summary('a', path)!;
@@ -327,7 +343,7 @@ async function main(): Promise<void> {
       const row = summary(setup.id, path)!;
       lines.push(
         `| ${name} (${(size / 1024).toFixed(1)} KiB) | (${setup.id}) ${setup.label} | ` +
-          `${Math.round(row.rps).toLocaleString('en')} | ${row.p50} | ${row.p99} | ` +
+          `${Math.round(row.rps).toLocaleString('en')} | ${row.p50} | ${row.p99} | ${Math.round(row.cpu)} | ` +
           `${memory.get(setup.id)!.toFixed(0)} | ${(row.rps / base.rps).toFixed(2)} | ${(row.rps / user.rps).toFixed(2)} |`,
       );
     }
@@ -341,7 +357,7 @@ async function main(): Promise<void> {
       const size = median(runs.map((r) => r.bytes / Math.max(1, r.total)));
       lines.push(
         `| ${name} (~${(size / 1024).toFixed(1)} KiB on the wire) | (${setup.id}) ${setup.label} | ` +
-          `${Math.round(row.rps).toLocaleString('en')} | ${row.p50} | ${row.p99} | ` +
+          `${Math.round(row.rps).toLocaleString('en')} | ${row.p50} | ${row.p99} | ${Math.round(row.cpu)} | ` +
           `${memory.get(setup.id)!.toFixed(0)} | ${(row.rps / base.rps).toFixed(2)} | ${(row.rps / user.rps).toFixed(2)} |`,
       );
     }
