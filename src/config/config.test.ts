@@ -48,6 +48,7 @@ describe('loadConfig defaults', () => {
       keySecret: undefined,
       devData: false,
       authFailuresPerMinute: 20,
+      maxConnectionsPerAddress: 256,
       keyCacheMs: 2000,
       shutdownGraceMs: 10_000,
       databaseUrl: undefined,
@@ -163,6 +164,7 @@ describe('loadConfig reads every PRICEPOINT_* setting', () => {
       PRICEPOINT_DEV_DATA: 'true',
       PRICEPOINT_KEY_SECRET: 'a-secret-of-16-chars',
       PRICEPOINT_AUTH_FAILURES_PER_MINUTE: '5',
+      PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS: '0',
       PRICEPOINT_SHUTDOWN_GRACE_SECONDS: '30',
     });
     assert.equal(config.host, '0.0.0.0');
@@ -174,6 +176,7 @@ describe('loadConfig reads every PRICEPOINT_* setting', () => {
     assert.equal(config.devData, true);
     assert.equal(config.keySecret, 'a-secret-of-16-chars');
     assert.equal(config.authFailuresPerMinute, 5);
+    assert.equal(config.maxConnectionsPerAddress, 0, '0: no bound on connections per address');
     assert.equal(config.shutdownGraceMs, 30_000);
   });
 
@@ -378,6 +381,7 @@ describe('a bad setting stops the start with a message that names it', () => {
   test('numeric limits of zero or out of range', () => {
     refuses({ PRICEPOINT_AUTH_FAILURES_PER_MINUTE: '0' }, /^PRICEPOINT_AUTH_FAILURES_PER_MINUTE/);
     refuses({ PRICEPOINT_SHUTDOWN_GRACE_SECONDS: '0' }, /^PRICEPOINT_SHUTDOWN_GRACE_SECONDS/);
+    refuses({ PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS: '-1' }, /^PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS/);
     refuses({ PRICEPOINT_SHUTDOWN_GRACE_SECONDS: '3601' }, /^PRICEPOINT_SHUTDOWN_GRACE_SECONDS/);
   });
 

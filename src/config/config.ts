@@ -93,6 +93,11 @@ export interface Config {
    * relies on the Redis notices alone.
    */
   readonly keyCacheMs: number;
+  /**
+   * Connections one client address may hold open at once (`PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS`,
+   * 0: no bound); addresses in `trustProxy` are exempt. Past it a new connection is closed at once.
+   */
+  readonly maxConnectionsPerAddress: number;
   /** How long SIGTERM waits for requests in flight. */
   readonly shutdownGraceMs: number;
   /** PostgreSQL for keys and prices instead of SQLite (DESIGN section 7); the URL holds credentials, never log it. */
@@ -134,6 +139,7 @@ export const ENV_SETTINGS = [
   'PRICEPOINT_LOG_LEVEL',
   'PRICEPOINT_KEY_SECRET',
   'PRICEPOINT_AUTH_FAILURES_PER_MINUTE',
+  'PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS',
   'PRICEPOINT_SHUTDOWN_GRACE_SECONDS',
   'PRICEPOINT_DATABASE_URL',
   'PRICEPOINT_REDIS_URL',
@@ -318,6 +324,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     devData: booleanSetting(env, 'PRICEPOINT_DEV_DATA') ?? file.devData ?? false,
     authFailuresPerMinute: integerSetting(env, 'PRICEPOINT_AUTH_FAILURES_PER_MINUTE', 1, 1_000_000) ?? 20,
     keyCacheMs: integerSetting(env, 'PRICEPOINT_KEY_CACHE_MS', 0, 3_600_000) ?? 2000,
+    maxConnectionsPerAddress:
+      integerSetting(env, 'PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000) ?? 256,
     shutdownGraceMs: (integerSetting(env, 'PRICEPOINT_SHUTDOWN_GRACE_SECONDS', 1, 3600) ?? 10) * 1000,
     databaseUrl: urlSetting(env, 'PRICEPOINT_DATABASE_URL', ['postgres', 'postgresql']),
     redisUrl: urlSetting(env, 'PRICEPOINT_REDIS_URL', ['redis', 'rediss']),

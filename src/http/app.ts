@@ -20,11 +20,18 @@ import { createSeriesService } from '../services/series-service.js';
 import { guardStores } from '../stores/guard.js';
 import type { Stores } from '../stores/types.js';
 import { createAnswerCache } from './answer-cache.js';
+import {
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
+  guardConnections,
+  serverTimeouts,
+  TLS_PROTOCOL,
+} from './connections.js';
 import { registerDocs } from './docs.js';
 import { createFastPath } from './fast-path.js';
 import { createKeyGuard } from './key-guard.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
+import { clientErrorAnswer, HSTS, registerProblemHandling, sendProblem } from './problem.js';
 import { healthRoutes } from './routes/health.js';
 import { keyRoutes } from './routes/keys.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -44,6 +51,8 @@ export interface AppDeps {
   readonly https?: { readonly key: string | Buffer; readonly cert: string | Buffer };
   /** Created by the caller when the stores report into it too (store errors, fallbacks). */
   readonly metrics?: Metrics;
+  /** Deadlines of a connection's phases (tests shorten them); the per-address bound comes from config. */
+  readonly connections?: Partial<Omit<ConnectionLimits, 'perAddress'>>;
 }
 
 /** Response headers a browser script may read (CORS): limits, validators and the request id. */
@@ -58,8 +67,6 @@ const EXPOSED_HEADERS = [
   'x-request-id',
   'www-authenticate',
 ];
-
-const HSTS = 'max-age=31536000';
 
 /** Bytes of finished answers kept per process: a few thousand days of every development series. */
 const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
@@ -94,13 +101,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     serverFactory: (handler) => {
       fastifyListener = handler;
       const serve: RequestListener = (req, res) => (listener ?? handler)(req, res);
+      // Slow, stalled or greedy clients must not hold sockets: every phase of a connection has a
+      // deadline and one address only so many connections (connections.ts).
+      const limits: ConnectionLimits = {
+        ...DEFAULT_CONNECTION_LIMITS,
+        ...deps.connections,
+        perAddress: config.maxConnectionsPerAddress,
+      };
+      const options = serverTimeouts(limits);
       const server = deps.https
-        ? createHttpsServer({ key: deps.https.key, cert: deps.https.cert, minVersion: 'TLSv1.2' }, serve)
-        : createHttpServer(serve);
-      // Slow or stalled clients must not hold sockets: bound every phase of a request.
-      server.keepAliveTimeout = 5_000;
-      server.requestTimeout = 30_000;
-      server.setTimeout(30_000);
+        ? createHttpsServer(
+            { key: deps.https.key, cert: deps.https.cert, ...TLS_PROTOCOL, ...options },
+            serve,
+          )
+        : createHttpServer(options, serve);
+      guardConnections(server, limits, config.trustProxy, () => metrics.connectionsRefused.inc());
       return server;
     },
     bodyLimit: 1_048_576,

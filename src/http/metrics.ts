@@ -48,6 +48,11 @@ export function createMetrics() {
       labelNames: ['route'] as const,
       registers,
     }),
+    connectionsRefused: new Counter({
+      name: 'pricepoint_connections_refused_total',
+      help: 'Connections closed on opening because their address already held PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS.',
+      registers,
+    }),
     fallbacks: new Counter({
       name: 'pricepoint_rate_limit_fallbacks_total',
       help: 'Rate-limit decisions taken without Redis, by the fallback policy that took them.',

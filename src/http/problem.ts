@@ -9,6 +9,9 @@ import FindMyWay from 'find-my-way';
 import { ApiError, type ErrorCode, errorTitle, errorType } from '../domain/errors/api-error.js';
 import { maskKeys, maskKeysInUrl } from '../domain/keys/key-format.js';
 
+/** Strict-Transport-Security of every answer over HTTPS: a year, this host only. */
+export const HSTS = 'max-age=31536000';
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The problem code answered, for metrics; `null` when the answer is no error. */
@@ -82,10 +85,17 @@ function frameworkProblem(error: FastifyError): ApiError | undefined {
 
 /**
  * Answers a request Node's HTTP parser refused (malformed request line or headers, headers too
- * large) on the raw socket, still as problem+json and without echoing anything the client sent.
+ * large, too slow to arrive) on the raw socket, still as problem+json and without echoing anything
+ * the client sent. Any other client error (a reset, a TLS handshake that failed or took too long)
+ * has no HTTP to answer: the connection is closed, else it would stay open with the answer queued
+ * behind a handshake that never comes.
  */
 export function clientErrorAnswer(error: NodeJS.ErrnoException, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) return;
+  const http = error.code?.startsWith('HPE_') === true || error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  if (!http || !socket.writable) {
+    socket.destroy();
+    return;
+  }
   const status =
     error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   const reason = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' }[
@@ -103,8 +113,11 @@ export function clientErrorAnswer(error: NodeJS.ErrnoException, socket: Duplex):
     detail,
     code: 'invalid_parameter',
   });
+  // The headers every answer carries (app.ts), HSTS only over TLS.
+  const hsts = 'encrypted' in socket ? `Strict-Transport-Security: ${HSTS}\r\n` : '';
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+      `X-Content-Type-Options: nosniff\r\n${hsts}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -9,7 +9,7 @@ import { generate } from 'selfsigned';
 import { Agent, request } from 'undici';
 import { type Config, loadConfig } from '../../src/config/config.js';
 import { DEMO_API_KEY, loadDevData } from '../../src/dev-data/dev-data.js';
-import { buildApp } from '../../src/http/app.js';
+import { type AppDeps, buildApp } from '../../src/http/app.js';
 import { createKeyService, type NewKey } from '../../src/services/key-service.js';
 import { MemoryNoticeBus } from '../../src/stores/memory/notice-bus.js';
 import { MemoryRateLimitStore } from '../../src/stores/memory/rate-limit-store.js';
@@ -62,6 +62,8 @@ export interface HarnessOptions {
    * drops (helpers/postgres.ts; rejects when PostgreSQL is unreachable, so check it first to skip).
    */
   readonly engine?: 'sqlite' | 'postgres';
+  /** Shorter connection deadlines than the defaults (src/http/connections.ts), for timeout tests. */
+  readonly connections?: AppDeps['connections'];
 }
 
 /** PostgreSQL stores in a fresh schema, with in-process counters and notices; `close` drops the schema. */
@@ -137,7 +139,13 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     },
   });
   const https = options.https ? await testTls() : undefined;
-  const app = await buildApp(config, { stores, clock: clock.read, logStream, ...(https && { https }) });
+  const app = await buildApp(config, {
+    stores,
+    clock: clock.read,
+    logStream,
+    ...(https && { https }),
+    ...(options.connections && { connections: options.connections }),
+  });
   await app.ready();
   return {
     app,
