@@ -171,5 +171,15 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     // The page must not send the document to validator.swagger.io. The plugin's types take no
     // `null`; it writes `validatorUrl: null` into the page for any falsy value.
     validatorUrl: false,
+    uiHooks: {
+      // The plugin redirects `static/index.html` to the page by rewriting the end of the URL, so with
+      // a query string it redirects to itself, query and all: a loop, and a key pasted into the query
+      // comes back in `Location`. The page takes no query; redirect to it without one.
+      onRequest: async (request, reply) => {
+        if (request.routeOptions.url === `${DOCS_PREFIX}/static/index.html`) {
+          return reply.redirect(`${DOCS_PREFIX}/`);
+        }
+      },
+    },
   });
 }

@@ -3,7 +3,14 @@
  * is returned once, at creation; afterwards only its id and last four characters are ever shown.
  */
 import { ApiError } from '../domain/errors/api-error.js';
-import { generateKey, type KeyKind, keyHash, keyLast4, randomBase62 } from '../domain/keys/key-format.js';
+import {
+  generateKey,
+  holdsKey,
+  type KeyKind,
+  keyHash,
+  keyLast4,
+  randomBase62,
+} from '../domain/keys/key-format.js';
 import type { Tier } from '../domain/limits/tiers.js';
 import type { KeyRecord, KeyStore, Scope } from '../stores/types.js';
 
@@ -45,7 +52,8 @@ export interface KeyServiceDeps {
 
 export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDeps) {
   function checkTier(tier: string): void {
-    if (tiers[tier] === undefined) {
+    // Own names only: `constructor` or `__proto__` must not pass as a tier.
+    if (!Object.hasOwn(tiers, tier)) {
       throw new ApiError('invalid_parameter', `tier must be one of ${Object.keys(tiers).join(', ')}`, {
         extra: { parameter: 'tier' },
       });
@@ -56,6 +64,11 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
     checkTier(spec.tier);
     if (spec.name.trim() === '' || spec.name.length > 200) {
       throw new ApiError('invalid_parameter', 'name must be 1 to 200 characters', {
+        extra: { parameter: 'name' },
+      });
+    }
+    if (holdsKey(spec.name)) {
+      throw new ApiError('invalid_parameter', 'name must not hold an API key', {
         extra: { parameter: 'name' },
       });
     }

@@ -18,7 +18,7 @@ export interface RateLimiterDeps {
 
 export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
   function tierOf(key: KeyRecord): Tier {
-    const tier = tiers[key.tier];
+    const tier = Object.hasOwn(tiers, key.tier) ? tiers[key.tier] : undefined;
     // A key whose tier was removed from the config has no limits to apply: refuse rather than guess.
     if (tier === undefined)
       throw new ApiError('service_unavailable', 'The tier of this key is not configured.');

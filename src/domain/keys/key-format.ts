@@ -86,12 +86,25 @@ export function keyLast4(key: string): string {
   return key.slice(-4);
 }
 
-/** Anything in a text that looks like a key, so it can be masked before logging or echoing. */
-export const KEY_LIKE = /pp_(?:live|test|demo)_[0-9A-Za-z]+/g;
+/**
+ * Anything in a text that looks like a key, so it can be masked before logging or echoing. A run
+ * stops where another key begins: a key pasted twice in a row (`pp_live_…pp_live_…`) is two keys,
+ * and the second must not survive as `_live_…` after the first run swallowed its `pp`.
+ */
+export const KEY_LIKE = /pp_(?:live|test|demo)_(?:(?!pp_(?:live|test|demo)_)[0-9A-Za-z])+/g;
 
 /** `text` with every key-like run replaced by `pp_***`. */
 export function maskKeys(text: string): string {
   return text.replace(KEY_LIKE, 'pp_***');
+}
+
+/**
+ * Whether `text` holds anything key-like. Text that is stored and shown back (a key's or a series'
+ * name) must not: a key pasted there would be kept in clear and handed to everyone who lists it.
+ * @example holdsKey('dashboard') // false; holdsKey('for pp_live_3xK9...') // true
+ */
+export function holdsKey(text: string): boolean {
+  return maskKeys(text) !== text;
 }
 
 /**

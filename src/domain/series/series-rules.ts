@@ -3,6 +3,7 @@
  * so that an operator sees every problem of a request in one answer, each with its field name.
  * Knows nothing of HTTP or storage.
  */
+import { holdsKey } from '../keys/key-format.js';
 import { isResolution, RESOLUTIONS, type Resolution } from '../time/days.js';
 import { canonicalTimeZone, isTimeZone } from '../time/zone.js';
 
@@ -77,6 +78,8 @@ function checkText(field: 'name' | 'unit', raw: string, max: number): string | F
       detail: `The field "${field}" must be 1 to ${max} characters, without control characters or surrounding spaces.`,
     };
   }
+  // It is stored and shown in every listing: a key pasted here would be kept in clear.
+  if (holdsKey(raw)) return { field, detail: `The field "${field}" must not hold an API key.` };
   return raw;
 }
 
