@@ -3,6 +3,7 @@
  * 404/405 answers for paths and methods no route serves.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
@@ -106,18 +107,21 @@ export function clientErrorAnswer(error: NodeJS.ErrnoException, socket: Duplex):
     408: 'The request took too long to arrive.',
     431: 'The request headers are too large.',
   }[status];
+  // No `instance`: the request line may be what could not be read, and nothing sent is echoed.
+  const requestId = randomUUID();
   const body = JSON.stringify({
     type: errorType('invalid_parameter'),
     title: reason,
     status,
     detail,
     code: 'invalid_parameter',
+    requestId,
   });
   // The headers every answer carries (app.ts), HSTS only over TLS.
   const hsts = 'encrypted' in socket ? `Strict-Transport-Security: ${HSTS}\r\n` : '';
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
-      `X-Content-Type-Options: nosniff\r\n${hsts}` +
+      `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\n${hsts}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

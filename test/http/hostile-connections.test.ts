@@ -56,9 +56,9 @@ function status(answer: string): number {
 }
 
 /** The JSON body of a raw answer. */
-function problemOf(answer: string): { code?: string; status?: number } {
+function problemOf(answer: string): { code?: string; status?: number; requestId?: string } {
   const body = answer.slice(answer.indexOf('\r\n\r\n') + 4);
-  return JSON.parse(body) as { code?: string; status?: number };
+  return JSON.parse(body) as { code?: string; status?: number; requestId?: string };
 }
 
 describe('hostile connections', () => {
@@ -130,6 +130,9 @@ describe('hostile connections', () => {
     assert.equal(status(answer), 431, `431: ${answer.slice(0, 80)}`);
     assert.match(answer, /\r\ncontent-type: application\/problem\+json/i, 'a problem+json body');
     assert.equal(problemOf(answer).status, 431, 'whose status says 431');
+    const id = /\r\nx-request-id: ([0-9a-f-]{36})\r\n/i.exec(answer)?.[1];
+    assert.ok(id, 'with a request id header');
+    assert.equal(problemOf(answer).requestId, id, 'which the body names too');
   });
 
   test('an oversized body gets 413 as problem+json, sent or only announced', async () => {
