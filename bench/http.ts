@@ -31,10 +31,12 @@ import {
   CLI,
   cleanups,
   cli,
+  cpuSeconds,
   envWith,
   freshDatabase,
   lastJsonLine,
   median,
+  peakRssMiB,
   REPO,
   runBench,
   startChild,
@@ -47,8 +49,6 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const TIER = 'bench';
-/** Linux's USER_HZ, the unit of the CPU times in /proc/<pid>/stat. */
-const CLOCK_TICKS = 100;
 const REQUESTS = [
   { name: 'full answer', path: '/api/v1/prices/today' },
   { name: 'one series', path: '/api/v1/prices/today?symbols=NO1' },
@@ -81,21 +81,6 @@ interface Measurement {
   errors: number;
   timeouts: number;
   bytes: number;
-}
-
-/** Peak resident memory of a running process, in MiB (VmHWM: the high-water mark since its start). */
-function peakRssMiB(pid: number | undefined): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
-  return kib / 1024;
-}
-
-/** CPU time a process has used so far (user and system), in seconds, from /proc/<pid>/stat. */
-function cpuSeconds(pid: number | undefined): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The fields after the command name, which is in parentheses and may hold spaces.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 /** One GET over HTTPS to 127.0.0.1, trusting `ca` for the name localhost. */

@@ -1,12 +1,12 @@
 /**
- * What the benchmarks share (bench/http.ts, data-scale.ts, memory.ts, import.ts): child processes
- * that are always stopped and cleanups that always run, also on Ctrl-C or a failure; the CLI with
+ * What the benchmarks share (bench/http.ts, data-scale.ts, memory.ts, import.ts, soak.ts): child
+ * processes that are always stopped and cleanups that always run, also on Ctrl-C or a failure; the CLI with
  * an environment of the benchmark's own; a fresh PostgreSQL database; the file of prices that
- * `bench:import` and `bench:data-scale` load.
+ * `bench:import` and `bench:data-scale` load; a process's memory and CPU time from /proc.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -179,6 +179,29 @@ export async function freshDatabase(
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   return { url: url.toString() };
+}
+
+/** A line `name:  N kB` of /proc/<pid>/status, in MiB. */
+function statusMiB(pid: number | undefined, name: 'VmRSS' | 'VmHWM'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) / 1024;
+}
+
+/** Resident memory of a running process now, in MiB (VmRSS). */
+export const rssMiB = (pid: number | undefined) => statusMiB(pid, 'VmRSS');
+
+/** Peak resident memory of a running process, in MiB (VmHWM: the high-water mark since its start). */
+export const peakRssMiB = (pid: number | undefined) => statusMiB(pid, 'VmHWM');
+
+/** Linux's USER_HZ, the unit of the CPU times in /proc/<pid>/stat. */
+const CLOCK_TICKS = 100;
+
+/** CPU time a process has used so far (user and system, all its threads), in seconds, from /proc/<pid>/stat. */
+export function cpuSeconds(pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 export const median = (values: number[]) => {

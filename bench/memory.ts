@@ -18,7 +18,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, cleanups, cli, envWith, lastJsonLine, REPO, runBench, startChild } from './lib.js';
+import { CLI, cleanups, cli, envWith, lastJsonLine, REPO, rssMiB, runBench, startChild } from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_MEMORY_SECONDS ?? 60);
 const KEYS = Number(process.env.BENCH_KEYS ?? 10_000);
@@ -28,12 +28,6 @@ const TIER = 'bench';
 const GOAL_RATIO = 1.5;
 /** Keys created at once through the admin API. */
 const CREATE_CONCURRENCY = 16;
-
-/** Resident memory of a running process now, in MiB (VmRSS). */
-function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]) / 1024;
-}
 
 /** One HTTPS request to 127.0.0.1, trusting `ca` for the name localhost. */
 function call(
