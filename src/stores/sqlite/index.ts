@@ -17,7 +17,7 @@ export async function openEmbeddedStores(
   await migrateSqlite(db);
   return {
     prices: new SqlitePriceStore(db, raw),
-    keys: new SqliteKeyStore(db),
+    keys: new SqliteKeyStore(db, raw),
     rateLimits: new MemoryRateLimitStore(),
     notices: new MemoryNoticeBus(),
     close: () => db.destroy(),

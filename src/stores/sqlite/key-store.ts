@@ -1,4 +1,5 @@
 /** API keys in SQLite: hashes and metadata only. */
+import type SQLite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import { type KeyRecord, type KeyStore, SCOPES, type Scope } from '../types.js';
 import type { ApiKeysTable, Database } from './database.js';
@@ -19,7 +20,14 @@ function toRecord(row: ApiKeysTable): KeyRecord {
 }
 
 export class SqliteKeyStore implements KeyStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** Last-used times not written yet because another process held the write lock. */
+  private pending = new Map<string, number>();
+
+  /** `raw`: the connection under `db`, for last-used writes that must never wait for the lock. */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly raw?: SQLite.Database,
+  ) {}
 
   async insert(record: KeyRecord): Promise<void> {
     await this.db
@@ -91,15 +99,45 @@ export class SqliteKeyStore implements KeyStore {
     });
   }
 
+  /**
+   * Writes the times at once or not now: while another process holds the write lock (`pricepoint
+   * import` on the same file), better-sqlite3 would block the event loop, and so every request,
+   * for the whole busy timeout. The times are then kept and written with the next batch.
+   */
   async recordLastUsed(batch: ReadonlyMap<string, number>): Promise<void> {
-    if (batch.size === 0) return;
-    await this.db.transaction().execute(async (trx) => {
-      for (const [id, at] of batch) {
-        await trx
-          .updateTable('api_keys')
-          .set({ last_used_at: sql`max(coalesce(last_used_at, ${at}), ${at})` })
-          .where('id', '=', id)
-          .execute();
+    const all = this.pending;
+    for (const [id, at] of batch) all.set(id, Math.max(at, all.get(id) ?? at));
+    if (all.size === 0) return;
+    const raw = this.raw;
+    if (raw === undefined) {
+      this.pending = new Map();
+      await this.db.transaction().execute(async (trx) => {
+        for (const [id, at] of all) {
+          await trx
+            .updateTable('api_keys')
+            .set({ last_used_at: sql`max(coalesce(last_used_at, ${at}), ${at})` })
+            .where('id', '=', id)
+            .execute();
+        }
+      });
+      return;
+    }
+    // Kysely's hold on the connection: no transaction of its own is open while this one runs.
+    await this.db.connection().execute(async () => {
+      const update = raw.prepare(
+        'update api_keys set last_used_at = max(coalesce(last_used_at, ?), ?) where id = ?',
+      );
+      const waited = raw.pragma('busy_timeout', { simple: true }) as number;
+      raw.pragma('busy_timeout = 0');
+      try {
+        raw.transaction(() => {
+          for (const [id, at] of all) update.run(at, at, id);
+        })();
+        this.pending = new Map();
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+      } finally {
+        raw.pragma(`busy_timeout = ${waited}`);
       }
     });
   }
