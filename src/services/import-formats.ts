@@ -148,6 +148,8 @@ export async function* csvRows(input: Readable, needSymbol: boolean): AsyncGener
   // A record with a quoted line break spans lines: its text so far, and the line it started on.
   let open = '';
   let openLine = 0;
+  // The parity of its quotes, kept per line: counting the whole record again made it quadratic.
+  let openQuotes = 0;
   let first = true;
 
   const record = (text: string, at: number, out: RawRow[]) => {
@@ -188,7 +190,8 @@ export async function* csvRows(input: Readable, needSymbol: boolean): AsyncGener
       line++;
       if (open !== '') {
         open += `\n${current}`;
-        if (countQuotes(open) % 2 === 0) {
+        openQuotes += countQuotes(current);
+        if (openQuotes % 2 === 0) {
           const text_ = open;
           open = '';
           record(text_, openLine, out);
@@ -196,6 +199,7 @@ export async function* csvRows(input: Readable, needSymbol: boolean): AsyncGener
       } else if (current.includes('"') && countQuotes(current) % 2 === 1) {
         open = current;
         openLine = line;
+        openQuotes = 1;
       } else if (current.trim() !== '') {
         record(current, line, out);
       }
@@ -223,7 +227,12 @@ export async function* csvRows(input: Readable, needSymbol: boolean): AsyncGener
     if (batch.length > 0) yield batch;
   }
   const last = lines(rest, true);
-  if (open !== '') last.push(badRow(openLine, 'has a quoted field that is never closed'));
+  if (open !== '') {
+    // An unclosed quote in the header swallowed the file: that is the error, not a missing header.
+    if (columns === undefined)
+      throw new FormatError(openLine, 'the header row has a quoted field that is never closed');
+    last.push(badRow(openLine, 'has a quoted field that is never closed'));
+  }
   if (last.length > 0) yield last;
   if (columns === undefined) throw new FormatError(1, 'the file is empty; it needs a header row');
 }

@@ -37,6 +37,11 @@ export interface ImportOptions {
 }
 
 const DAY_MS = 86_400_000;
+/**
+ * Starts from here on are refused: the day arithmetic of `days.ts` writes four-digit years, and a
+ * later start can have a local date past 9999-12-31 (UTC+14 is the easternmost offset).
+ */
+const START_LIMIT = Date.UTC(9999, 11, 31);
 
 /**
  * `isOnGrid` for one series, fast on the hot path: per UTC day it asks the zone's offset at the
@@ -201,6 +206,8 @@ export function createImportService({ prices }: { prices: PriceStore }) {
         if (start === undefined) {
           return `start "${clip(row.start)}" is not an RFC 3339 timestamp with Z or an offset`;
         }
+        if (start >= START_LIMIT)
+          return `start ${clip(row.start)} is out of range: it must be before 9999-12-31T00:00:00Z`;
         if (!state.grid.onGrid(start)) {
           return `start ${clip(row.start)} is not on the ${series.resolution} grid of ${series.symbol} in ${series.timezone}`;
         }
