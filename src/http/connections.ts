@@ -15,7 +15,7 @@ export interface ConnectionLimits {
   readonly handshakeMs: number;
   /** A request's line and headers must have arrived within this many milliseconds of its first byte. */
   readonly headersMs: number;
-  /** A whole request, body included (bodies are at most 1 MiB). */
+  /** A whole request, body included (bodies are at most 1 MiB, 16 MiB for a price import). */
   readonly requestMs: number;
   /** An idle keep-alive connection is closed after this many milliseconds. */
   readonly keepAliveMs: number;
