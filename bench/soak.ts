@@ -458,7 +458,9 @@ async function main(): Promise<void> {
   const check = (text: string, met: boolean) => `- ${text}: ${met ? 'met' : '**not met**'}`;
   const percent = (cpu: number, seconds: number) => `${Math.round((cpu / seconds) * 100)}%`;
   // Not a check of the server: on a shared machine the capacity measured before may not be there later.
-  const keptUp = soak.behind === 0;
+  // At most 1 in 100 requests not sent when due (a moment of the machine's, not a slower server).
+  const sentShare = soak.sent / Math.max(1, soak.sent + soak.behind);
+  const keptUp = sentShare >= 0.99;
   const exact = soak.limited.every((s) => checkStream(s).failures.length === 0);
 
   const lines = [
@@ -507,7 +509,8 @@ async function main(): Promise<void> {
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
     ...limitRows,
     '',
-    `Condition: the load was the rate intended, every request sent when due: ${keptUp ? 'yes' : '**no**'}` +
+    `Condition: the load was the rate intended, at least 99% of the requests sent when due ` +
+      `(${(sentShare * 100).toFixed(2)}%): ${keptUp ? 'yes' : '**no**'}` +
       (keptUp
         ? '.'
         : ' (the machine gave less than during the capacity run; the checks still hold for what was sent).'),
