@@ -2,11 +2,14 @@
  * What the benchmarks share (bench/http.ts, data-scale.ts, memory.ts, import.ts, soak.ts): child
  * processes that are always stopped and cleanups that always run, also on Ctrl-C or a failure; the CLI with
  * an environment of the benchmark's own; a fresh PostgreSQL database; the file of prices that
- * `bench:import` and `bench:data-scale` load; a process's memory and CPU time from /proc.
+ * `bench:import` and `bench:data-scale` load; a process's memory and CPU time from /proc; one HTTPS request, and the server's heap from /metrics.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -151,6 +154,27 @@ export function startChild(
 }
 
 /**
+ * `pricepoint serve --dev-data --json` (the embedded default) in a fresh temporary folder, removed
+ * at the cleanup, with `tiers` in its config file: the folder, the CLI's settings for it, the
+ * server, and its generated certificate.
+ */
+export async function startEmbeddedServer(prefix: string, tiers: object) {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const config = join(dir, 'config.json');
+  await writeFile(config, JSON.stringify({ tiers }));
+  const settings = {
+    PRICEPOINT_CONFIG: config,
+    PRICEPOINT_PORT: '0',
+    PRICEPOINT_HOST: '127.0.0.1',
+    PRICEPOINT_DATA_DIR: join(dir, 'data'),
+  };
+  const server = await startChild([CLI, 'serve', '--dev-data', '--json'], envWith(settings), 'stderr');
+  const caFile = join(dir, 'data', 'tls', 'localhost-cert.pem');
+  return { dir, settings, server, caFile, ca: readFileSync(caFile, 'utf8') };
+}
+
+/**
  * A database created on the PostgreSQL server of `serverUrl` and dropped at the cleanup: its URL,
  * or why there is none.
  */
@@ -202,6 +226,55 @@ export function cpuSeconds(pid: number | undefined): number {
   // The fields after the command name, which is in parentheses and may hold spaces.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** One HTTPS request to 127.0.0.1, trusting `ca` for the name localhost. */
+export function httpsCall(
+  port: number,
+  ca: string,
+  agent: Agent,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method, ca, servername: 'localhost', headers, agent },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+/** The V8 heap and external memory the server reports on /metrics, in MiB. */
+export async function serverHeapMiB(
+  port: number,
+  ca: string,
+): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
+  const agent = new Agent();
+  try {
+    const { body } = await httpsCall(port, ca, agent, 'GET', '/metrics', {});
+    const metric = (name: string) => {
+      // Summed over labels (heap spaces), for the few metrics that have them.
+      let total = 0;
+      for (const m of body.matchAll(new RegExp(`^pricepoint_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm')))
+        total += Number(m[1]);
+      return total / 2 ** 20;
+    };
+    return {
+      heapUsed: metric('nodejs_heap_size_used_bytes'),
+      heapTotal: metric('nodejs_heap_size_total_bytes'),
+      external: metric('nodejs_external_memory_bytes'),
+    };
+  } finally {
+    agent.destroy();
+  }
 }
 
 export const median = (values: number[]) => {

@@ -13,12 +13,20 @@
  * Run with `npm run bench:memory` (it builds first). Settings: BENCH_MEMORY_SECONDS (60), BENCH_KEYS
  * (10000), BENCH_WARMUP_SECONDS (15), BENCH_CONNECTIONS (64).
  */
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { Agent, request } from 'node:https';
-import { cpus, tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
+import { Agent } from 'node:https';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { CLI, cleanups, cli, envWith, lastJsonLine, REPO, rssMiB, runBench, startChild } from './lib.js';
+import {
+  cli,
+  httpsCall,
+  lastJsonLine,
+  REPO,
+  rssMiB,
+  runBench,
+  serverHeapMiB,
+  startEmbeddedServer,
+} from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_MEMORY_SECONDS ?? 60);
 const KEYS = Number(process.env.BENCH_KEYS ?? 10_000);
@@ -29,30 +37,6 @@ const GOAL_RATIO = 1.5;
 /** Keys created at once through the admin API. */
 const CREATE_CONCURRENCY = 16;
 
-/** One HTTPS request to 127.0.0.1, trusting `ca` for the name localhost. */
-function call(
-  port: number,
-  ca: string,
-  agent: Agent,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path, method, ca, servername: 'localhost', headers, agent },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.once('error', reject);
-    req.end(body);
-  });
-}
-
 /** Creates `count` keys in the bench tier through the admin API, `CREATE_CONCURRENCY` at a time. */
 async function createKeys(port: number, ca: string, adminKey: string, count: number): Promise<string[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: CREATE_CONCURRENCY });
@@ -62,7 +46,7 @@ async function createKeys(port: number, ca: string, adminKey: string, count: num
     while (next < count) {
       const i = next++;
       const body = JSON.stringify({ name: `memory-bench-${i}`, tier: TIER });
-      const answer = await call(
+      const answer = await httpsCall(
         port,
         ca,
         agent,
@@ -117,50 +101,16 @@ async function load(port: number, keysFile: string, paths: string[], seconds: nu
   return m;
 }
 
-/** The V8 heap and external memory the server reports on /metrics, in MiB. */
-async function heapMiB(
-  port: number,
-  ca: string,
-): Promise<{ heapUsed: number; heapTotal: number; external: number }> {
-  const agent = new Agent();
-  try {
-    const { body } = await call(port, ca, agent, 'GET', '/metrics', {});
-    const metric = (name: string) => {
-      // Summed over labels (heap spaces), for the few metrics that have them.
-      let total = 0;
-      for (const m of body.matchAll(new RegExp(`^pricepoint_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm')))
-        total += Number(m[1]);
-      return total / 2 ** 20;
-    };
-    return {
-      heapUsed: metric('nodejs_heap_size_used_bytes'),
-      heapTotal: metric('nodejs_heap_size_total_bytes'),
-      external: metric('nodejs_external_memory_bytes'),
-    };
-  } finally {
-    agent.destroy();
-  }
-}
-
 async function main(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'pricepoint-memory-bench-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const config = join(dir, 'config.json');
   // A tier whose limits the benchmark never reaches: every request is counted, none refused.
   const huge = [
     { name: 'second', limit: 1_000_000_000, windowSeconds: 1 },
     { name: 'minute', limit: 1_000_000_000, windowSeconds: 60 },
   ];
-  await writeFile(config, JSON.stringify({ tiers: { [TIER]: { limits: huge, countPer: 'key' } } }));
-  const settings = {
-    PRICEPOINT_CONFIG: config,
-    PRICEPOINT_PORT: '0',
-    PRICEPOINT_HOST: '127.0.0.1',
-    PRICEPOINT_DATA_DIR: join(dir, 'data'),
-  };
-  const server = await startChild([CLI, 'serve', '--dev-data', '--json'], envWith(settings), 'stderr');
+  const { dir, settings, server, ca } = await startEmbeddedServer('pricepoint-memory-bench-', {
+    [TIER]: { limits: huge, countPer: 'key' },
+  });
   const pid = server.child.pid!;
-  const ca = readFileSync(join(dir, 'data', 'tls', 'localhost-cert.pem'), 'utf8');
   const admin = JSON.parse(
     await cli(
       ['keys', 'create', '--tier', TIER, '--scopes', 'admin', '--name', 'memory-admin', '--json'],
@@ -193,7 +143,7 @@ async function main(): Promise<void> {
   const paths = [...core, ...core, ...core, ...core, ...core, ...pastDays.slice(0, 10)];
   const agent = new Agent();
   for (const path of new Set(paths)) {
-    const answer = await call(server.port, ca, agent, 'GET', path, { 'x-api-key': keys[0]! });
+    const answer = await httpsCall(server.port, ca, agent, 'GET', path, { 'x-api-key': keys[0]! });
     if (answer.status !== 200) throw new Error(`${path} answered ${answer.status}: ${answer.body}`);
   }
   agent.destroy();
@@ -201,7 +151,7 @@ async function main(): Promise<void> {
   console.error(`warm-up: ${WARMUP_SECONDS} s, ${CONNECTIONS} connections`);
   const warm = await load(server.port, keysFile, paths, WARMUP_SECONDS);
   const warmRss = rssMiB(pid);
-  const warmHeap = await heapMiB(server.port, ca);
+  const warmHeap = await serverHeapMiB(server.port, ca);
   console.error(
     `warm-up: ${Math.round(warm.requestsPerSecond).toLocaleString('en')} req/s, RSS ${warmRss.toFixed(0)} MiB; ` +
       `now ${SECONDS} s at full load`,
@@ -218,7 +168,7 @@ async function main(): Promise<void> {
   }
   const endRss = rssMiB(pid);
   samples.push(endRss);
-  const endHeap = await heapMiB(server.port, ca);
+  const endHeap = await serverHeapMiB(server.port, ca);
   const peak = Math.max(warmRss, ...samples);
   const ratio = endRss / warmRss;
   const every = Math.max(1, Math.round(samples.length / 12));

@@ -28,25 +28,21 @@
  * Run with `npm run soak` (it builds first). Settings: SOAK_SECONDS (300), SOAK_CAPACITY_SECONDS
  * (12), SOAK_CONNECTIONS (64).
  */
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { Agent, request } from 'node:https';
-import { cpus, tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { DEMO_API_KEY } from '../src/dev-data/dev-data.js';
 import { generateKey } from '../src/domain/keys/key-format.js';
 import { DEFAULT_TIERS, type LimitRule } from '../src/domain/limits/tiers.js';
 import {
-  CLI,
-  cleanups,
   cli,
   cpuSeconds,
-  envWith,
   lastJsonLine,
   REPO,
   rssMiB,
   runBench,
-  startChild,
+  serverHeapMiB,
+  startEmbeddedServer,
 } from './lib.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
@@ -154,27 +150,6 @@ interface LoadResult {
   serverErrors: Array<{ label: string; path: string; status: number; body: string }>;
   authFailures: Record<string, Record<string, number>>;
   limited: StreamResult[];
-}
-
-/** The V8 heap in use the server reports on /metrics, in MiB. */
-function heapUsedMiB(port: number, ca: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const agent = new Agent();
-    const req = request(
-      { host: '127.0.0.1', port, path: '/metrics', ca, servername: 'localhost', agent },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (c: string) => (body += c));
-        res.on('end', () => {
-          agent.destroy();
-          const m = /^pricepoint_nodejs_heap_size_used_bytes (\S+)$/m.exec(body);
-          resolve(Number(m?.[1]) / 2 ** 20);
-        });
-      },
-    );
-    req.once('error', reject);
-    req.end();
-  });
 }
 
 /** A UTC calendar date `days` from today, `YYYY-MM-DD`. */
@@ -320,20 +295,8 @@ function checkStream(stream: StreamResult): { rows: string[]; failures: string[]
 }
 
 async function main(): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'pricepoint-soak-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const config = join(dir, 'config.json');
-  await writeFile(config, JSON.stringify({ tiers: TIERS }));
-  const settings = {
-    PRICEPOINT_CONFIG: config,
-    PRICEPOINT_PORT: '0',
-    PRICEPOINT_HOST: '127.0.0.1',
-    PRICEPOINT_DATA_DIR: join(dir, 'data'),
-  };
-  const server = await startChild([CLI, 'serve', '--dev-data', '--json'], envWith(settings), 'stderr');
+  const { dir, settings, server, caFile, ca } = await startEmbeddedServer('pricepoint-soak-', TIERS);
   const pid = server.child.pid!;
-  const caFile = join(dir, 'data', 'tls', 'localhost-cert.pem');
-  const ca = readFileSync(caFile, 'utf8');
   const create = async (name: string, tier: string) =>
     JSON.parse(await cli(['keys', 'create', '--tier', tier, '--name', name, '--json'], settings)) as {
       id: string;
@@ -393,8 +356,8 @@ async function main(): Promise<void> {
     const rss = rssMiB(pid);
     samples.push({ at, rss });
     if (warmHeap === undefined && at >= WARMUP_SECONDS)
-      heapUsedMiB(server.port, ca).then(
-        (heap) => (warmHeap = heap),
+      serverHeapMiB(server.port, ca).then(
+        (heap) => (warmHeap = heap.heapUsed),
         () => {},
       );
     if (samples.length % 6 === 0) console.error(`  ${at.toFixed(0)} s: RSS ${rss.toFixed(0)} MiB`);
@@ -408,7 +371,7 @@ async function main(): Promise<void> {
   }
   const soakCpu = cpuSeconds(pid) - cpuBefore;
   const endRss = rssMiB(pid);
-  const endHeap = await heapUsedMiB(server.port, ca);
+  const endHeap = (await serverHeapMiB(server.port, ca)).heapUsed;
   const warm = samples.find((s) => s.at >= WARMUP_SECONDS) ?? { at: 0, rss: afterCapacityRss };
   const peak = Math.max(endRss, ...samples.map((s) => s.rss));
   const ratio = endRss / warm.rss;

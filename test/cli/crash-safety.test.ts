@@ -26,7 +26,7 @@
  * import grows the database.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import {
   closeSync,
   constants,
@@ -47,16 +47,13 @@ import { dayIntervals, formatInstant } from '../../src/domain/time/days.js';
 import { postgresSchemaUrl } from '../helpers/postgres.js';
 import {
   type Answer,
-  BIN,
   cleanUp,
-  cliEnv,
   httpsClient,
-  type Output,
   onlyJson,
-  REPO,
   runCli,
   type ServerProcess,
   type Settings,
+  spawnCli,
   startServer,
   tempDir,
 } from '../helpers/process.js';
@@ -422,47 +419,16 @@ const postgresEngine: Engine = {
 };
 
 // ---------------------------------------------------------------------------------------------------
-// Processes: servers through the helpers; the CLI import spawned here, since it is killed mid-run.
+// Processes: servers and the CLI import through the helpers (cleanUp kills what is left).
 
-interface ImportProcess {
-  readonly child: ChildProcess;
-  readonly closed: Promise<Output>;
-}
+type ImportProcess = ReturnType<typeof spawnCli>;
 
-const importProcesses = new Set<ChildProcess>();
 const fifos = new Set<string>();
 
-function spawnImport(file: string, settings: Settings): ImportProcess {
-  const child = spawn(process.execPath, [BIN, 'import', file, '--json'], {
-    cwd: REPO,
-    env: cliEnv(settings),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  importProcesses.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const closed = new Promise<Output>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      importProcesses.delete(child);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-  return { child, closed };
-}
-
-process.on('exit', () => {
-  for (const child of importProcesses) child.kill('SIGKILL');
-});
+const spawnImport = (file: string, settings: Settings): ImportProcess =>
+  spawnCli(['import', file, '--json'], settings);
 
 after(async () => {
-  for (const child of importProcesses) child.kill('SIGKILL');
   // A writer still waiting to open a FIFO that nobody reads (a failed test) is let go by a reader.
   for (const fifo of fifos) {
     try {

@@ -146,6 +146,15 @@ export function runCli(args: readonly string[], settings: Settings, options: { c
   return runCommand(process.execPath, [BIN, ...args], cliEnv(settings), options);
 }
 
+/**
+ * `pricepoint ARGS` started and left running, for a test that kills it mid-run or waits for
+ * `closed`; `cleanUp()` kills it if it is still running.
+ */
+export function spawnCli(args: readonly string[], settings: Settings): Pick<Spawned, 'child' | 'closed'> {
+  const { child, closed } = spawnTracked(process.execPath, [BIN, ...args], cliEnv(settings));
+  return { child, closed };
+}
+
 /** Every line of `text` parsed as JSON; throws on a line that is not. */
 export function jsonLines(text: string): Record<string, unknown>[] {
   return text
