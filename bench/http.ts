@@ -1,5 +1,5 @@
 /**
- * HTTP benchmark (issue 6), not a test: requests per second, latency and memory of Pricepoint next to
+ * HTTP benchmark, not a test: requests per second, latency and memory of Pricepoint next to
  * the servers one could run instead, measured in one run so the ratios hold on a shared machine.
  *
  *  (a) raw `node:https` answering the very bytes Pricepoint gave, with the same certificate: the limit;
@@ -54,7 +54,7 @@ const REQUESTS = [
   { name: 'one series', path: '/api/v1/prices/today?symbols=NO1' },
 ] as const;
 /**
- * The full answer again, asked with Accept-Encoding (issue 6, point 3): Pricepoint answers it from
+ * The full answer again, asked with Accept-Encoding: Pricepoint answers it from
  * its cache of compressed bodies. Only (c) and (d) are run; the ratio is to (a) sending the
  * uncompressed full answer, the limit of a server that does not compress.
  */
@@ -349,7 +349,7 @@ async function main(): Promise<void> {
   }
   if (skippedD) lines.push('', `(d) skipped: ${skippedD}.`);
 
-  // Issue 6, point 2.
+  // The goals (bench/README.md).
   const [full, one] = REQUESTS.map((r) => r.path) as [string, string];
   const goal = (text: string, met: boolean | undefined) =>
     `- ${text}: ${met === undefined ? 'not measured' : met ? 'met' : '**not met**'}`;
@@ -368,7 +368,7 @@ async function main(): Promise<void> {
   const dOne = ratio('d', 'a', one);
   lines.push(
     '',
-    'Goals (issue 6, point 2):',
+    'Goals:',
     '',
     goal(`(c) at least 0.90 of (a) on the full answer (${fmt(cFull)})`, cFull >= 0.9),
     goal(`(c) at least 0.80 of (a) on one series (${fmt(cOne)})`, cOne >= 0.8),
@@ -387,7 +387,7 @@ async function main(): Promise<void> {
   const aFull = summary('a', full);
   lines.push(
     '',
-    'Compression (issue 6, point 3):',
+    'Compression:',
     '',
     goal(
       `(c) with Brotli answers more per second than (a) sends uncompressed (${fmt(cBr && aFull ? cBr.rps / aFull.rps : undefined)}; uncompressed ${fmt(brotli)})`,

@@ -1,5 +1,5 @@
 /**
- * Import benchmark (issue 3, item 7), not a test: generates CSV files of 15-minute prices for one
+ * Import benchmark, not a test: generates CSV files of 15-minute prices for one
  * year (300 series, about 10.5 million points, and 30 series, a tenth of that), imports each into a
  * fresh SQLite file with the compiled `pricepoint import` in a child process, and prints points per
  * second and the child's peak memory, so the two runs show whether memory grows with the file.

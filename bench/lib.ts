@@ -122,11 +122,15 @@ export function startChild(
   args: string[],
   env: NodeJS.ProcessEnv,
   from: 'stdout' | 'stderr',
+  /** A command to start Node under, with its arguments: `['valgrind', '--tool=callgrind']`. */
+  under: readonly string[] = [],
 ): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
     // Every server with the young-generation size bin/pricepoint.js starts Pricepoint with.
+    const node = [process.execPath, '--max-semi-space-size=64', ...args];
+    const [command = process.execPath, ...rest] = [...under, ...node];
     const child = track(
-      spawn(process.execPath, ['--max-semi-space-size=64', ...args], {
+      spawn(command, rest, {
         env,
         stdio: ['ignore', from === 'stdout' ? 'pipe' : 'ignore', 'pipe'],
       }),

@@ -1,5 +1,5 @@
 /**
- * Memory benchmark (issue 6, point 6), not a test: after 60 seconds at full load spread over 10,000
+ * Memory benchmark, not a test: after 60 seconds at full load spread over 10,000
  * distinct keys, the server's resident memory is within 1.5 times what it was after warm-up.
  *
  * Starts `pricepoint serve --dev-data --json` (the embedded default: SQLite, in-memory counters) in a
@@ -198,7 +198,7 @@ async function main(): Promise<void> {
     '',
     `RSS during the full-load run, MiB (every ${every} s): ${trace.join(', ')}; peak ${mib(peak)} MiB.`,
     '',
-    `Goal (issue 6, point 6): RSS after ${SECONDS} s at full load over ${KEYS.toLocaleString('en')} keys ` +
+    `Goal: RSS after ${SECONDS} s at full load over ${KEYS.toLocaleString('en')} keys ` +
       `within ${GOAL_RATIO} x the RSS after warm-up: ${mib(endRss)} / ${mib(warmRss)} MiB = ` +
       `${ratio.toFixed(2)}: ${ratio <= GOAL_RATIO ? 'met' : '**not met**'} (peak ${(peak / warmRss).toFixed(2)} x).`,
   ];

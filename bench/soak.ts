@@ -1,5 +1,5 @@
 /**
- * Soak (issue 7, point 5), not a test and not in CI: SOAK_SECONDS (300) of mixed traffic at 80% of
+ * Soak, not a test and not in CI: SOAK_SECONDS (300) of mixed traffic at 80% of
  * the capacity measured just before, after which there must be no 5xx answer, resident memory must
  * be flat, and every limited key must have been accepted exactly as often per window as its limits
  * allow, counted from the answers.
@@ -478,7 +478,7 @@ async function main(): Promise<void> {
         ? '.'
         : ' (the machine gave less than during the capacity run; the checks still hold for what was sent).'),
     '',
-    'Checks (issue 7, point 5):',
+    'Checks:',
     '',
     check(
       `no 5xx answer (${serverErrors}) and none failed without an answer (${transport})`,

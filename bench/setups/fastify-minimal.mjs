@@ -1,6 +1,7 @@
 /**
- * Setup (b) of `npm run bench`: what a user would build instead of Pricepoint. Fastify 5 over HTTPS
- * with the same certificate, `@fastify/rate-limit` counting per key in memory (limits far above what
+ * Setup (b) of `npm run bench` and `npm run bench:instructions`: what a user would build instead of
+ * Pricepoint. Fastify 5 over HTTPS (or HTTP with BENCH_PLAIN=1) with the same certificate and TLS
+ * settings, `@fastify/rate-limit` counting per key in memory (limits far above what
  * the benchmark sends), and a key check: `x-api-key` must equal BENCH_API_KEY, else 401. It answers
  * the payloads Pricepoint gave (BENCH_BODIES, as for raw-https.mjs). No request logging.
  * Prints `{"port":N}` once listening.
@@ -8,13 +9,20 @@
 import { readFileSync } from 'node:fs';
 import rateLimit from '@fastify/rate-limit';
 import Fastify from 'fastify';
+import { TLS_PROTOCOL } from '../../dist/http/connections.js';
 
 const bodies = new Map(Object.entries(JSON.parse(readFileSync(process.env.BENCH_BODIES, 'utf8'))));
 const apiKey = process.env.BENCH_API_KEY;
 
 const app = Fastify({
   logger: false,
-  https: { cert: readFileSync(process.env.BENCH_CERT), key: readFileSync(process.env.BENCH_KEY) },
+  ...(process.env.BENCH_PLAIN !== '1' && {
+    https: {
+      cert: readFileSync(process.env.BENCH_CERT),
+      key: readFileSync(process.env.BENCH_KEY),
+      ...TLS_PROTOCOL,
+    },
+  }),
 });
 // An app-level onRequest hook runs before the rate limiter's route-level one: no key, no count.
 app.addHook('onRequest', async (request, reply) => {
@@ -29,8 +37,15 @@ await app.register(rateLimit, {
   keyGenerator: (request) => String(request.headers['x-api-key']),
 });
 app.get('/api/v1/prices/today', async (request, reply) => {
-  const answer = bodies.get(request.url);
+  const coding = request.headers['accept-encoding'];
+  const answer = (coding && bodies.get(`${request.url} ${coding}`)) || bodies.get(request.url);
   if (answer === undefined) return reply.code(404).send({ error: 'not found' });
+  if (answer.base64 !== undefined) {
+    return reply
+      .type(answer.contentType)
+      .header('content-encoding', coding)
+      .send(Buffer.from(answer.base64, 'base64'));
+  }
   return reply.type(answer.contentType).send(answer.body);
 });
 await app.listen({ host: '127.0.0.1', port: 0 });

@@ -3,30 +3,34 @@
  * is streamed, so one larger than memory imports; a bad file writes nothing and every bad row (the
  * first 100) is listed with its line number, and the exit status is 1.
  */
+
 import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { type Command, CommanderError, Option } from 'commander';
 import type { Config } from '../config/config.js';
-import { ApiError } from '../domain/errors/api-error.js';
-import { openStores } from '../server/serve.js';
+import { withServices } from '../server/compose.js';
 import { type ImportFormat, readRows } from '../services/import-formats.js';
-import { createImportService } from '../services/import-service.js';
+import { CliError } from './cli-error.js';
 
-/** `.csv` is CSV; `.json`, `.jsonl` and `.ndjson` are JSON; anything else needs `--format`. */
+/**
+ * `.csv` is CSV; `.json` any JSON document of points (as `application/json` uploads); `.jsonl` and
+ * `.ndjson` JSON Lines; anything else needs `--format`.
+ */
 function formatOf(file: string, given: string | undefined): ImportFormat {
-  if (given === 'csv' || given === 'json') return given;
+  if (given === 'csv' || given === 'json' || given === 'jsonl') return given;
   const ext = extname(file).toLowerCase();
   if (ext === '.csv') return 'csv';
-  if (ext === '.json' || ext === '.jsonl' || ext === '.ndjson') return 'json';
-  throw new ApiError(
+  if (ext === '.json') return 'json';
+  if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
+  throw new CliError(
     'invalid_parameter',
-    `cannot tell the format of ${file} from its name; add --format csv or json`,
+    `cannot tell the format of ${file} from its name; add --format csv, json or jsonl`,
   );
 }
 
 /**
- * Adds `import <file> [--dry-run] [--format csv|json] [--json]` to `program`.
+ * Adds `import <file> [--dry-run] [--format csv|json|jsonl] [--json]` to `program`.
  * @example registerImportCommand(program, { config: () => loadConfig(process.env), print: console.log })
  */
 export function registerImportCommand(
@@ -38,7 +42,11 @@ export function registerImportCommand(
     .description('import prices from a CSV or JSON file, all or nothing')
     .option('--dry-run', 'check the file and write nothing')
     .addOption(
-      new Option('--format <format>', 'file format (default: from the file name)').choices(['csv', 'json']),
+      new Option('--format <format>', 'file format (default: from the file name)').choices([
+        'csv',
+        'json',
+        'jsonl',
+      ]),
     )
     .addOption(new Option('--json', 'print machine-readable JSON'))
     .action(async (file: string, opts: { dryRun?: boolean; format?: string; json?: boolean }) => {
@@ -46,18 +54,11 @@ export function registerImportCommand(
       try {
         await access(file);
       } catch (error) {
-        throw new ApiError('invalid_parameter', `cannot read ${file}: ${(error as Error).message}`);
+        throw new CliError('invalid_parameter', `cannot read ${file}: ${(error as Error).message}`);
       }
-      const stores = await openStores(deps.config());
-      let result: Awaited<ReturnType<ReturnType<typeof createImportService>['run']>>;
-      try {
-        const rows = readRows(createReadStream(file), format, true);
-        result = await createImportService({ prices: stores.prices }).run(rows, {
-          dryRun: opts.dryRun === true,
-        });
-      } finally {
-        await stores.close();
-      }
+      const result = await withServices(deps.config(), ({ imports }) =>
+        imports.run(readRows(createReadStream(file), format, true), { dryRun: opts.dryRun === true }),
+      );
       if (result.ok) {
         const dryRun = opts.dryRun === true;
         deps.print(

@@ -2,14 +2,16 @@
  * `pricepoint keys ...`: the key lifecycle from the command line, through the same key service as the
  * admin API. A key is printed by `create` and `rotate`, once; nothing else prints a key or a hash.
  */
+
 import { type Command, Option } from 'commander';
 import type { Config } from '../config/config.js';
-import { ApiError } from '../domain/errors/api-error.js';
+import { printable, printableJson } from '../domain/text/plain-text.js';
 import { parseDuration } from '../domain/time/duration.js';
 import { parseTimestamp } from '../domain/time/timestamp.js';
-import { openStores } from '../server/serve.js';
-import { createKeyService, type KeyService, type KeyView } from '../services/key-service.js';
+import { withServices } from '../server/compose.js';
+import type { KeyService, KeyView } from '../services/key-service.js';
 import { SCOPES, type Scope } from '../stores/types.js';
+import { CliError } from './cli-error.js';
 
 /** How long a rotated key keeps working when `--grace` is not given. */
 
@@ -22,7 +24,7 @@ function parseScopes(value: string): Scope[] {
   const scopes = value.split(',').map((s) => s.trim());
   const bad = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
   if (bad !== undefined)
-    throw new ApiError('invalid_parameter', `--scopes: "${bad}" is not one of ${SCOPES.join(', ')}`);
+    throw new CliError('invalid_parameter', `--scopes: "${bad}" is not one of ${SCOPES.join(', ')}`);
   return scopes as Scope[];
 }
 
@@ -30,7 +32,7 @@ function parseScopes(value: string): Scope[] {
 function parseExpiry(value: string): number {
   const ms = parseTimestamp(value);
   if (ms === undefined) {
-    throw new ApiError(
+    throw new CliError(
       'invalid_parameter',
       `--expires: "${value}" is not a date (YYYY-MM-DD) or RFC 3339 timestamp`,
     );
@@ -41,7 +43,7 @@ function parseExpiry(value: string): number {
 function parseGrace(value: string): number {
   const ms = parseDuration(value);
   if (ms === undefined) {
-    throw new ApiError(
+    throw new CliError(
       'invalid_parameter',
       `--grace: "${value}" is not a duration such as 30s, 15m, 24h or 7d`,
     );
@@ -56,8 +58,17 @@ function keyState(k: KeyView): string {
   return k.expiresAt !== null && k.expiresAt <= Date.now() ? 'expired' : 'active';
 }
 
+/**
+ * One key per line, tab-separated. A name stored before names had to be plain text may hold a tab,
+ * a line feed or an escape sequence: every field is printed with those escaped, so no name can
+ * forge a row or drive the terminal.
+ */
+/** The columns of `keys list`, in the order keyLine writes them. */
+const KEY_LIST_HEADER = 'id\tkey\ttier\tscopes\tstate\texpires\tname';
+
 function keyLine(k: KeyView): string {
-  return [k.id, `…${k.last4}`, k.tier, k.scopes.join(','), keyState(k), iso(k.expiresAt), k.name].join('\t');
+  const fields = [k.id, `…${k.last4}`, k.tier, k.scopes.join(','), keyState(k), iso(k.expiresAt), k.name];
+  return fields.map(printable).join('\t');
 }
 
 /** One key, one field per line, for `keys show`. */
@@ -74,7 +85,7 @@ function keyDetails(k: KeyView): string {
     ['revoked', iso(k.revokedAt)],
     ['last used', iso(k.lastUsedAt)],
   ];
-  return fields.map(([name, value]) => `${name.padEnd(10)}${value}`).join('\n');
+  return fields.map(([name, value]) => `${name.padEnd(10)}${printable(value)}`).join('\n');
 }
 
 /**
@@ -87,24 +98,14 @@ async function withKeys<T>(
   run: (keys: KeyService) => Promise<T>,
   changed?: string,
 ): Promise<T> {
-  const stores = await openStores(config);
-  try {
-    const result = await run(
-      createKeyService({
-        keys: stores.keys,
-        tiers: config.tiers,
-        keySecret: config.keySecret,
-        clock: Date.now,
-      }),
-    );
+  return withServices(config, async ({ keys, stores }) => {
+    const result = await run(keys);
     if (changed !== undefined) {
       // Best effort: without the notice, servers still re-check the key within their 2 s cache time.
       await stores.notices.publish({ kind: 'keys', keyIds: [changed] }).catch(() => {});
     }
     return result;
-  } finally {
-    await stores.close();
-  }
+  });
 }
 
 /** Adds `keys create|list|show|revoke|rotate|set-tier` to `program`. */
@@ -130,8 +131,8 @@ export function registerKeyCommands(program: Command, { print, config }: KeyComm
         const { key, record } = await withKeys(config(), (s) => s.create(spec));
         print(
           opts.json
-            ? JSON.stringify({ ...record, key })
-            : `${key}\n\nid ${record.id}, tier ${record.tier}. Store the key now: it is not shown again.`,
+            ? printableJson({ ...record, key })
+            : `${key}\n\nid ${record.id}, tier ${printable(record.tier)}. Store the key now: it is not shown again.`,
         );
       },
     );
@@ -141,7 +142,9 @@ export function registerKeyCommands(program: Command, { print, config }: KeyComm
     .addOption(json())
     .action(async (opts: { json?: boolean }) => {
       const list = await withKeys(config(), (s) => s.list());
-      print(opts.json ? JSON.stringify(list) : list.length ? list.map(keyLine).join('\n') : 'no keys');
+      if (opts.json) return print(printableJson(list));
+      // A header row names the columns, as `series list` does.
+      print(list.length ? [KEY_LIST_HEADER, ...list.map(keyLine)].join('\n') : 'no keys');
     });
   keys
     .command('show <id>')
@@ -149,7 +152,7 @@ export function registerKeyCommands(program: Command, { print, config }: KeyComm
     .addOption(json())
     .action(async (id: string, opts: { json?: boolean }) => {
       const record = await withKeys(config(), (s) => s.get(id));
-      print(opts.json ? JSON.stringify(record) : keyDetails(record));
+      print(opts.json ? printableJson(record) : keyDetails(record));
     });
   keys
     .command('revoke <id>')
@@ -157,7 +160,7 @@ export function registerKeyCommands(program: Command, { print, config }: KeyComm
     .addOption(json())
     .action(async (id: string, opts: { json?: boolean }) => {
       const record = await withKeys(config(), (s) => s.revoke(id), id);
-      print(opts.json ? JSON.stringify(record) : `revoked ${record.id} (…${record.last4})`);
+      print(opts.json ? printableJson(record) : `revoked ${record.id} (…${record.last4})`);
     });
   keys
     .command('rotate <id>')
@@ -174,8 +177,8 @@ export function registerKeyCommands(program: Command, { print, config }: KeyComm
       const { key, record, previous } = await withKeys(config(), (s) => s.rotate(id, graceMs), id);
       print(
         opts.json
-          ? JSON.stringify({ ...record, key, previous })
-          : `${key}\n\nid ${record.id}, tier ${record.tier}. Store the key now: it is not shown again.\n` +
+          ? printableJson({ ...record, key, previous })
+          : `${key}\n\nid ${record.id}, tier ${printable(record.tier)}. Store the key now: it is not shown again.\n` +
               `The old key ${previous.id} (…${previous.last4}) stops working at ${iso(previous.expiresAt)}.`,
       );
     });
@@ -186,7 +189,9 @@ export function registerKeyCommands(program: Command, { print, config }: KeyComm
     .action(async (id: string, tier: string, opts: { json?: boolean }) => {
       const record = await withKeys(config(), (s) => s.setTier(id, tier), id);
       print(
-        opts.json ? JSON.stringify(record) : `${record.id} (…${record.last4}) is now in tier ${record.tier}`,
+        opts.json
+          ? printableJson(record)
+          : `${record.id} (…${record.last4}) is now in tier ${printable(record.tier)}`,
       );
     });
 }

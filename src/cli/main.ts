@@ -2,47 +2,54 @@
  * `pricepoint`: the operator's command line. It reads the same PRICEPOINT_* settings as the server
  * and goes through the same services, so the CLI can do nothing the API would refuse.
  */
+
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import { DEV_SERIES, loadDevData } from '../dev-data/dev-data.js';
 import { ApiError } from '../domain/errors/api-error.js';
-import { banner, closeOnSignals, dataDirError, openStores, startServer } from '../server/serve.js';
-import { createKeyService } from '../services/key-service.js';
+import { describeTzSource } from '../domain/time/tz-source.js';
+import { useTzSource } from '../domain/time/zone.js';
+import { withServices } from '../server/compose.js';
+import { dataDirError } from '../server/open-stores.js';
+import { banner, closeOnSignals, startServer } from '../server/serve.js';
 import { migrate as migratePostgresUrl } from '../stores/postgres/index.js';
 import { migrateSqlite, openSqlite } from '../stores/sqlite/database.js';
+import { registerCheckCommand } from './check-command.js';
+import { CliError } from './cli-error.js';
 import { registerImportCommand } from './import-command.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerSeriesCommands } from './series-commands.js';
+import { registerSourceCommands } from './source-commands.js';
+import { registerWebhookCommands } from './webhook-commands.js';
 
 type Print = (text: string) => void;
 
-/** Opens the stores for one command and closes them after it. */
-async function withServices<T>(
-  config: Config,
-  run: (
-    deps: Awaited<ReturnType<typeof openStores>> & { keys_: ReturnType<typeof createKeyService> },
-  ) => Promise<T>,
-): Promise<T> {
-  const stores = await openStores(config);
-  try {
-    const keys_ = createKeyService({
-      keys: stores.keys,
-      tiers: config.tiers,
-      keySecret: config.keySecret,
-      clock: Date.now,
-    });
-    return await run({ ...stores, keys_ });
-  } finally {
-    await stores.close();
-  }
+/** package.json sits two folders up from src/cli and from dist/cli. */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  return String(pkg.version);
 }
 
 export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
-  const config = (overrides: Partial<Config> = {}) => loadConfig(env, overrides);
+  // Every command reads zones with the tz database its settings choose (README "Time zone data").
+  const config = (overrides: Partial<Config> = {}) => {
+    const cfg = loadConfig(env, overrides);
+    useTzSource(cfg.tzData);
+    return cfg;
+  };
   const program = new Command('pricepoint')
     .description('Pricepoint: a self-hostable price data API')
     .exitOverride()
     .configureOutput({ writeOut: (s) => print(s.trimEnd()), writeErr: (s) => process.stderr.write(s) });
+  // Not commander's own --version: the tz release depends on the settings, read only when asked.
+  program
+    .option('-V, --version', "print Pricepoint's version and the tz release its zone rules come from")
+    .on('option:version', () => {
+      const tz = useTzSource(config().tzData);
+      print(`pricepoint ${packageVersion()}\n${describeTzSource(tz)}`);
+      throw new CommanderError(0, 'pricepoint.version', 'version printed');
+    });
   const json = () => new Option('--json', 'print machine-readable JSON');
 
   program
@@ -95,7 +102,7 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
     .addOption(json())
     .action(async (opts: { json?: boolean }) => {
       const written = await withServices(config(), (s) =>
-        loadDevData({ prices: s.prices, keys: s.keys_, now: Date.now() }),
+        loadDevData({ prices: s.stores.prices, keys: s.keys, now: Date.now() }),
       );
       const series = DEV_SERIES.map((s) => s.symbol);
       print(
@@ -108,6 +115,9 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
   registerKeyCommands(program, { print, config });
   registerSeriesCommands(program, { print, config });
   registerImportCommand(program, { print, config });
+  registerSourceCommands(program, { print, config });
+  registerWebhookCommands(program, { print, config });
+  registerCheckCommand(program, { print, config });
 
   program
     .command('tiers')
@@ -144,6 +154,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode;
     if (error instanceof ConfigError) return fail('invalid_setting', error.message, 2);
+    if (error instanceof CliError) return fail(error.code, error.message, error.exitCode);
+    // A service refused (an unknown key id, a bad tier): its domain error says why.
     if (error instanceof ApiError) return fail(error.code, error.detail, 1);
     return fail('internal', (error as Error).message, 1);
   }

@@ -4,13 +4,9 @@
  */
 import { type Command, Option } from 'commander';
 import type { Config } from '../config/config.js';
-import { openStores } from '../server/serve.js';
-import {
-  createSeriesService,
-  type SeriesInput,
-  type SeriesService,
-  type SeriesView,
-} from '../services/series-service.js';
+import { printable, printableJson } from '../domain/text/plain-text.js';
+import { withServices } from '../server/compose.js';
+import type { SeriesInput, SeriesService, SeriesView } from '../services/series-service.js';
 
 export interface SeriesCommandsDeps {
   readonly print: (text: string) => void;
@@ -19,17 +15,17 @@ export interface SeriesCommandsDeps {
 
 /** Opens the stores for one command and closes them after it. */
 async function withSeries<T>(config: Config, run: (series: SeriesService) => Promise<T>): Promise<T> {
-  const stores = await openStores(config);
-  try {
-    return await run(createSeriesService({ prices: stores.prices }));
-  } finally {
-    await stores.close();
-  }
+  return withServices(config, (services) => run(services.series));
 }
 
+/**
+ * One series per line, tab-separated, every field with control characters escaped: a name stored
+ * before names had to be plain text cannot forge a row or drive the terminal.
+ */
 function seriesLine(s: SeriesView): string {
   const coverage = s.coverage === null ? 'no prices' : `${s.coverage.first}..${s.coverage.last}`;
-  return [s.symbol, s.name, s.kind, s.currency, s.unit, s.timezone, s.resolution, coverage].join('\t');
+  const fields = [s.symbol, s.name, s.kind, s.currency, s.unit, s.timezone, s.resolution, coverage];
+  return fields.map(printable).join('\t');
 }
 
 /** Adds `series list|upsert` to `program`. */
@@ -43,7 +39,7 @@ export function registerSeriesCommands(program: Command, { print, config }: Seri
     .addOption(json())
     .action(async (opts: { json?: boolean }) => {
       const list = await withSeries(config(), (s) => s.list());
-      if (opts.json) return print(JSON.stringify(list));
+      if (opts.json) return print(printableJson(list));
       print(
         list.length
           ? [
@@ -67,6 +63,6 @@ export function registerSeriesCommands(program: Command, { print, config }: Seri
     .action(async (symbol: string, opts: SeriesInput & { json?: boolean }) => {
       const { json: asJson, ...fields } = opts;
       const { outcome, series: saved } = await withSeries(config(), (s) => s.upsert(symbol, fields));
-      print(asJson ? JSON.stringify({ outcome, series: saved }) : `${outcome} ${seriesLine(saved)}`);
+      print(asJson ? printableJson({ outcome, series: saved }) : `${outcome} ${seriesLine(saved)}`);
     });
 }

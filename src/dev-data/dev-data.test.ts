@@ -6,7 +6,7 @@ import { openEmbeddedStores } from '../stores/sqlite/index.js';
 import { DEMO_API_KEY, DEV_DATA_DAYS_BACK, DEV_SERIES, devDay, loadDevPrices } from './dev-data.js';
 
 describe('the development data set', () => {
-  test('has the series DESIGN section 8 asks for', () => {
+  test('has the series docs/data-model.md lists', () => {
     const has = (kind: string, resolution: string, timezone?: string) =>
       DEV_SERIES.some(
         (s) => s.kind === kind && s.resolution === resolution && (!timezone || s.timezone === timezone),

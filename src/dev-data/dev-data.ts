@@ -1,5 +1,5 @@
 /**
- * The development data set (DESIGN section 8): a handful of realistic series and the documented
+ * The development data set (docs/data-model.md): a handful of realistic series and the documented
  * demo key. Deterministic: a price depends only on its series and interval, never on the day it is
  * generated, so tests can pin values. Electricity also has tomorrow's prices; nothing else does.
  */

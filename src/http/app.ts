@@ -1,6 +1,7 @@
 /**
- * `buildApp` wires the whole service once, at start: services over the given stores, hooks, and
- * every route, registered here by name so a reader finds each one by grep.
+ * `buildApp` wires HTTP once, at start, around services built by the composition root
+ * (../server/compose.ts): hooks, and every route, registered here by name so a reader finds each
+ * one by grep.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
@@ -10,15 +11,10 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from '../config/config.js';
 import { ApiError } from '../domain/errors/api-error.js';
-import { maskKeysInUrl } from '../domain/keys/key-format.js';
-import { createAuthenticator } from '../services/authenticator.js';
-import { createImportService } from '../services/import-service.js';
-import { createKeyService } from '../services/key-service.js';
-import { createPriceService } from '../services/price-service.js';
-import { createRateLimiter } from '../services/rate-limiter.js';
-import { createSeriesService } from '../services/series-service.js';
-import { guardStores } from '../stores/guard.js';
-import type { Stores } from '../stores/types.js';
+import type { EventStreamOptions } from '../events/stream-limits.js';
+import type { Services } from '../server/compose.js';
+import type { Sources } from '../sources/sources.js';
+import { createWebhookService, sendOptionsOf } from '../webhooks/service.js';
 import { createAnswerCache } from './answer-cache.js';
 import {
   type ConnectionLimits,
@@ -30,50 +26,50 @@ import {
 import { registerDocs } from './docs.js';
 import { createFastPath } from './fast-path.js';
 import { createKeyGuard } from './key-guard.js';
-import { createMetrics, type Metrics } from './metrics.js';
-import { clientErrorAnswer, HSTS, registerProblemHandling, sendProblem } from './problem.js';
+import type { Metrics } from './metrics.js';
+import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
+import { foldEnumCase } from './read-query.js';
+import { createRequestRecorder } from './request-recorder.js';
+import { commonHeaders, EXPOSED_HEADERS } from './response-headers.js';
+import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
-import { keyRoutes } from './routes/keys.js';
+import { KeyViewSchema, keyRoutes } from './routes/keys.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { pointerRoutes } from './routes/pointers.js';
 import { priceWriteRoutes } from './routes/price-writes.js';
-import { priceRoutes } from './routes/prices.js';
-import { seriesRoutes } from './routes/series.js';
+import { DayAnswerSchema, priceRoutes } from './routes/prices.js';
+import { SeriesInfoSchema, seriesRoutes } from './routes/series.js';
 import { seriesAdminRoutes } from './routes/series-admin.js';
+import { sourceRoutes } from './routes/sources.js';
 import { usageRoutes } from './routes/usage.js';
+import { WebhookViewSchema, webhookRoutes } from './routes/webhooks.js';
+import { ProblemSchema } from './schemas.js';
 
 export interface AppDeps {
-  readonly stores: Stores;
+  /** Services and the stores they use, from the composition root (../server/compose.ts). */
+  readonly services: Services;
   /** Epoch milliseconds; tests pass a fake clock. */
   readonly clock?: () => number;
   /** Where log lines go (tests capture them); stdout by default. */
   readonly logStream?: DestinationStream;
   /** TLS key and certificate; without them the app speaks plain HTTP (tests with `inject`, or behind a proxy). */
   readonly https?: { readonly key: string | Buffer; readonly cert: string | Buffer };
-  /** Created by the caller when the stores report into it too (store errors, fallbacks). */
-  readonly metrics?: Metrics;
+  /** The configured sources (../sources/sources.ts); without them, `GET /api/v1/sources` lists none. */
+  readonly sources?: Sources;
+  /** Created by the caller, since the stores report into it too (store errors, fallbacks). */
+  readonly metrics: Metrics;
   /** Deadlines of a connection's phases (tests shorten them); the per-address bound comes from config. */
-  readonly connections?: Partial<Omit<ConnectionLimits, 'perAddress'>>;
+  readonly connections?: Partial<Omit<ConnectionLimits, 'perAddress' | 'unsentBytesPerAddress'>>;
+  /** Heartbeats and open streams per key of `GET /api/v1/events` (tests shorten the heartbeat). */
+  readonly eventStreams?: EventStreamOptions;
 }
-
-/** Response headers a browser script may read (CORS): limits, validators and the request id. */
-const EXPOSED_HEADERS = [
-  'etag',
-  'ratelimit',
-  'ratelimit-policy',
-  'x-ratelimit-limit',
-  'x-ratelimit-remaining',
-  'x-ratelimit-reset',
-  'retry-after',
-  'x-request-id',
-  'www-authenticate',
-];
 
 /** Bytes of finished answers kept per process: a few thousand days of every development series. */
 const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? Date.now;
-  const metrics = deps.metrics ?? createMetrics();
+  const metrics = deps.metrics;
   // The hot path sits in front of Fastify on the server's own listener (see fast-path.ts); it is
   // given its services once they exist, below.
   let fastifyListener: RequestListener | undefined;
@@ -107,6 +103,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         ...DEFAULT_CONNECTION_LIMITS,
         ...deps.connections,
         perAddress: config.maxConnectionsPerAddress,
+        unsentBytesPerAddress: config.maxUnsentBytesPerAddress,
       };
       const options = serverTimeouts(limits);
       const server = deps.https
@@ -115,7 +112,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
             serve,
           )
         : createHttpServer(options, serve);
-      guardConnections(server, limits, config.trustProxy, () => metrics.connectionsRefused.inc());
+      guardConnections(server, limits, config.trustProxy, metrics);
       return server;
     },
     bodyLimit: 1_048_576,
@@ -128,34 +125,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
   });
 
-  const stores = guardStores(deps.stores, (store, error) => {
-    metrics.storeErrors.inc({ store });
-    app.log.error({ err: error, store }, 'a store operation failed');
-  });
-  const services = {
-    auth: createAuthenticator({
-      keys: stores.keys,
-      rateLimits: stores.rateLimits,
-      clock,
-      keySecret: config.keySecret,
-      cacheMs: config.keyCacheMs,
-      failuresPerMinute: config.authFailuresPerMinute,
-      acceptDemoKeys: config.devData,
-      onFlushError: (error) => app.log.error({ err: error }, 'writing last-used times failed'),
-    }),
-    keys: createKeyService({
-      keys: stores.keys,
-      tiers: config.tiers,
-      keySecret: config.keySecret,
-      clock,
-    }),
-    limiter: createRateLimiter({ store: stores.rateLimits, tiers: config.tiers, clock }),
-    prices: createPriceService({
-      prices: stores.prices,
-      clock,
-      cache: { freshMs: config.readCacheMs, staleMs: 15 * 60_000, now: () => performance.now() },
-    }),
-  };
+  const { services } = deps;
+  const stores = services.stores;
   const keyGuard = createKeyGuard(services.auth, services.limiter);
   const changeToken = stores.prices.changeToken?.bind(stores.prices);
   const answers = createAnswerCache({
@@ -167,14 +138,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorateRequest('limitHeaders', null);
   app.decorateRequest('problemCode', null);
   registerProblemHandling(app);
+  // Shared shapes, referenced by `$id` from the route schemas: one copy each in the document.
+  app.addSchema(ProblemSchema);
+  app.addSchema(DayAnswerSchema);
+  app.addSchema(SeriesInfoSchema);
+  app.addSchema(KeyViewSchema);
+  app.addSchema(WebhookViewSchema);
   await registerDocs(app);
-  // CORS (DESIGN section 2): keys travel in headers, never in cookies, so any origin may read; the
+  // CORS (docs/api.md): keys travel in headers, never in cookies, so any origin may read; the
   // preflight allows the key headers, and clients may read the rate-limit and cache headers.
   await app.register(cors, {
     origin: '*',
     methods: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
     allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'if-none-match', 'accept'],
-    exposedHeaders: EXPOSED_HEADERS,
+    exposedHeaders: [...EXPOSED_HEADERS],
     maxAge: 7200,
     // Any OPTIONS request is answered as a preflight, never with a plain-text 400.
     strictPreflight: false,
@@ -194,9 +171,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('preClose', async () => {
     closing = true;
   });
+  const common = commonHeaders(deps.https !== undefined);
   app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
-    if (deps.https) reply.header('strict-transport-security', HSTS);
+    reply.header('x-request-id', request.id).headers(common);
     if (closing) {
       reply.header('connection', 'close');
       return sendProblem(request, reply, new ApiError('service_unavailable', 'The server is shutting down.'));
@@ -206,60 +183,71 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onSend', async (request, reply) => {
     if (request.limitHeaders) reply.headers(request.limitHeaders);
   });
-  // One structured line per request; the URL is masked and no header is logged.
+  // One structured line per request and its metrics, by the recorder the fast path uses too.
+  const record = createRequestRecorder(metrics, app.log);
   app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const tier = request.caller?.tier.name ?? 'none';
-    metrics.requests.inc({ route, method: request.method, status: reply.statusCode, tier });
-    metrics.latency.observe({ route, method: request.method }, reply.elapsedTime / 1000);
-    const code = request.problemCode;
-    if (code === 'rate_limited') metrics.rateLimited.inc({ tier });
-    else if (code !== null && (reply.statusCode === 401 || code === 'too_many_auth_failures')) {
-      metrics.authFailures.inc({ code });
-    }
-    request.log.info(
-      {
-        method: request.method,
-        url: maskKeysInUrl(request.url),
-        status: reply.statusCode,
-        latencyMs: Math.round(reply.elapsedTime * 100) / 100,
-        keyId: request.caller?.key.id ?? null,
-        tier: request.caller?.tier.name ?? null,
-        ip: request.ip,
-      },
-      'request',
-    );
+    record({
+      reqId: request.id,
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      url: request.url,
+      status: reply.statusCode,
+      elapsedMs: reply.elapsedTime,
+      keyId: request.caller?.key.id ?? null,
+      tier: request.caller?.tier.name ?? null,
+      ip: request.ip,
+      problemCode: request.problemCode,
+      fast: false,
+    });
   });
 
-  listener = createFastPath({
-    auth: services.auth,
-    limiter: services.limiter,
-    answers,
-    metrics,
-    log: app.log,
-    clock,
-    commonHeaders: {
-      'access-control-allow-origin': '*',
-      'access-control-expose-headers': EXPOSED_HEADERS.join(', '),
-      'x-content-type-options': 'nosniff',
-      ...(deps.https && { 'strict-transport-security': HSTS }),
-    },
-    trustProxy: config.trustProxy,
-    closing: () => closing,
-    next: fastifyListener as RequestListener,
-  });
+  // The fast entry point (fast-path.ts) answers repeated reads before Fastify; off, Fastify answers all.
+  if (config.fastPath) {
+    listener = createFastPath({
+      auth: services.auth,
+      limiter: services.limiter,
+      answers,
+      record,
+      log: app.log,
+      clock,
+      commonHeaders: common,
+      trustProxy: config.trustProxy,
+      closing: () => closing,
+      next: fastifyListener as RequestListener,
+    });
+  }
 
+  foldEnumCase(app);
+  pointerRoutes(app);
   healthRoutes(app, { stores });
   metricsRoutes(app, { metrics });
   priceRoutes(app, { prices: services.prices, keyGuard, answers, freshMs: config.readCacheMs, clock });
   priceWriteRoutes(app, {
     prices: stores.prices,
-    imports: createImportService({ prices: stores.prices }),
+    imports: services.imports,
     keyGuard,
   });
   seriesRoutes(app, { prices: services.prices, keyGuard });
-  seriesAdminRoutes(app, { series: createSeriesService({ prices: stores.prices }), keyGuard });
+  seriesAdminRoutes(app, { series: services.series, keyGuard });
+  sourceRoutes(app, { sources: deps.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
+  if (stores.webhooks) {
+    const send = sendOptionsOf(config);
+    const webhooks = createWebhookService({
+      store: stores.webhooks,
+      keySecret: config.keySecret,
+      send,
+      clock,
+    });
+    webhookRoutes(app, { webhooks, events: stores.events, keyGuard });
+  }
+  eventRoutes(app, {
+    events: stores.events,
+    prices: services.prices,
+    keyGuard,
+    clock,
+    ...(deps.eventStreams && { options: deps.eventStreams }),
+  });
   keyRoutes(app, {
     keys: services.keys,
     keyGuard,

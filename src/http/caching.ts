@@ -1,11 +1,12 @@
 /**
- * HTTP caching of read answers (DESIGN section 2): a strong ETag derived from what the answer says
+ * HTTP caching of read answers (docs/api.md): a strong ETag derived from what the answer says
  * (not from when it was generated), 304 for a matching `If-None-Match`, and `Cache-Control` that
  * is short while the data can still change and long once it cannot.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
+import { boundedCache } from '../cache/bounded-cache.js';
 import { type AnswerCache, type CachedAnswer, type Coding, MIN_COMPRESS_BYTES } from './answer-cache.js';
 
 /** Seconds a client may reuse an answer holding today, tomorrow, the latest price or the catalogue. */
@@ -37,6 +38,20 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
 }
 
 /**
+ * `Content-Disposition` for a CSV answer, so that a browser or `curl -OJ` saves it under a name that
+ * says what it holds: `prices-2026-11-24.csv`, `prices-2026-11-01_2026-11-30.csv` for several days,
+ * `series.csv`. `name` and `dates` are symbols and `YYYY-MM-DD` dates: nothing that needs quoting.
+ * @example csvAttachment('prices', ['2026-11-24']) // 'attachment; filename="prices-2026-11-24.csv"'
+ */
+export function csvAttachment(name: string, dates: readonly string[] = []): string {
+  const sorted = [...new Set(dates)].sort();
+  const first = sorted[0];
+  const last = sorted.at(-1);
+  const span = first === undefined ? '' : first === last ? `-${first}` : `-${first}_${last}`;
+  return `attachment; filename="${name}${span}.csv"`;
+}
+
+/**
  * Sends a read answer with its validators: 304 without a body when the client holds it already.
  * `Vary` names the headers that change the answer: the format, and the key, whose tier decides
  * which series a caller sees.
@@ -48,6 +63,7 @@ export function sendCacheable(
     readonly etag: string;
     readonly maxAge: number;
     readonly type: string;
+    readonly disposition?: string;
     readonly body: () => string;
   },
 ): FastifyReply {
@@ -56,12 +72,14 @@ export function sendCacheable(
     .header('cache-control', `private, max-age=${answer.maxAge}`)
     .header('vary', 'accept, x-api-key, authorization');
   if (noneMatch(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
+  if (answer.disposition !== undefined) reply.header('content-disposition', answer.disposition);
   return reply.type(answer.type).send(answer.body());
 }
 
 const CODINGS: readonly string[] = ['br', 'gzip', 'identity'];
-// Clients send a handful of distinct Accept-Encoding values; each is negotiated once.
-const codingOf = new Map<string, Coding | undefined>();
+// Clients send a handful of distinct Accept-Encoding values; each is negotiated once. `identity`
+// stands for "no coding", since a cache holds no undefined.
+const codingOf = boundedCache<string, Coding | 'identity'>({ maxEntries: 256 });
 
 /**
  * The content coding to answer in for an `Accept-Encoding` header: Brotli, then gzip, else none.
@@ -70,17 +88,16 @@ const codingOf = new Map<string, Coding | undefined>();
 export function preferredCoding(header: string | undefined): Coding | undefined {
   if (header === undefined || header === '') return undefined;
   let coding = codingOf.get(header);
-  if (coding === undefined && !codingOf.has(header)) {
+  if (coding === undefined) {
     // Ties in q go to the server's order (Brotli first); @types/negotiator lacks the option.
     const negotiator = new Negotiator({ headers: { 'accept-encoding': header } }) as unknown as {
       encoding(available: string[], options: { preferred: string[] }): string | undefined;
     };
     const best = negotiator.encoding([...CODINGS], { preferred: [...CODINGS] });
-    coding = best === 'br' || best === 'gzip' ? best : undefined;
-    if (codingOf.size >= 256) codingOf.clear();
+    coding = best === 'br' || best === 'gzip' ? best : 'identity';
     codingOf.set(header, coding);
   }
-  return coding;
+  return coding === 'identity' ? undefined : coding;
 }
 
 /** What read answers vary by: the format, the coding, and the key, whose tier decides what is read. */
@@ -95,9 +112,45 @@ export function codedTag(etag: string, coding: Coding | undefined): string {
   return coding === undefined ? etag : `${etag.slice(0, -1)}-${coding}"`;
 }
 
+/** The content coding of `answer` for a client that sent `acceptEncoding`; none for a small body. */
+export function answerCoding(answer: CachedAnswer, acceptEncoding: string | undefined): Coding | undefined {
+  return answer.body.length >= MIN_COMPRESS_BYTES ? preferredCoding(acceptEncoding) : undefined;
+}
+
+/** What goes on the wire for a finished answer: status, header fields (name, value, ...) and body. */
+export interface AnswerHead {
+  readonly status: 200 | 304;
+  readonly fields: string[];
+  readonly body: Buffer | undefined;
+}
+
 /**
- * Sends a finished answer: 304 when the client holds it, else its bytes, compressed when the client
- * takes Brotli or gzip and the body is large enough to gain from it.
+ * The one writer of a finished answer, for the full path (`sendAnswer`) and the fast entry point
+ * (fast-path.ts): 304 without a body when `If-None-Match` names it (in this coding or as identity),
+ * else the body in `coding` (`body`: those bytes, made by `AnswerCache.encoded`) with its own ETag.
+ * @example answerHead(answer, undefined, answer.body, request.headers['if-none-match'])
+ */
+export function answerHead(
+  answer: CachedAnswer,
+  coding: Coding | undefined,
+  body: Buffer,
+  ifNoneMatch: string | undefined,
+): AnswerHead {
+  const etag = codedTag(answer.etag, coding);
+  const fields = ['etag', etag, 'cache-control', `private, max-age=${answer.maxAge}`, 'vary', VARY];
+  if (ifNoneMatch !== undefined && (noneMatch(ifNoneMatch, etag) || noneMatch(ifNoneMatch, answer.etag))) {
+    return { status: 304, fields, body: undefined };
+  }
+  fields.push('content-type', answer.type, 'content-length', String(body.length));
+  if (answer.disposition !== undefined) fields.push('content-disposition', answer.disposition);
+  if (coding !== undefined) fields.push('content-encoding', coding);
+  return { status: 200, fields, body };
+}
+
+/**
+ * Sends a finished answer through Fastify: 304 when the client holds it, else its bytes, compressed
+ * when the client takes Brotli or gzip and the body is large enough to gain from it (compressed
+ * once, here, for every later request).
  */
 export async function sendAnswer(
   request: FastifyRequest,
@@ -105,21 +158,16 @@ export async function sendAnswer(
   cache: AnswerCache,
   answer: CachedAnswer,
 ): Promise<FastifyReply> {
-  const coding =
-    answer.body.length >= MIN_COMPRESS_BYTES
-      ? preferredCoding(request.headers['accept-encoding'])
-      : undefined;
-  const etag = codedTag(answer.etag, coding);
-  reply
-    .header('etag', etag)
-    .header('cache-control', `private, max-age=${answer.maxAge}`)
-    .header('vary', VARY);
+  const coding = answerCoding(answer, request.headers['accept-encoding']);
   const held = request.headers['if-none-match'];
-  if (held !== undefined && (noneMatch(held, etag) || noneMatch(held, answer.etag))) {
-    return reply.code(304).send();
+  const ready = coding === undefined ? answer.body : answer.ready[coding];
+  let head = answerHead(answer, coding, ready ?? answer.body, held);
+  // A 304 needs no body: compress only for an answer that sends one.
+  if (head.status === 200 && coding !== undefined && ready === undefined) {
+    head = answerHead(answer, coding, await cache.encoded(answer, coding), held);
   }
-  reply.type(answer.type);
-  if (coding === undefined) return reply.send(answer.body);
-  const body = await cache.encoded(answer, coding);
-  return reply.header('content-encoding', coding).send(body);
+  const fields = head.fields;
+  for (let i = 0; i < fields.length; i += 2) reply.header(fields[i] as string, fields[i + 1] as string);
+  reply.code(head.status);
+  return head.body === undefined ? reply.send() : reply.send(head.body);
 }

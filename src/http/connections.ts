@@ -1,14 +1,17 @@
 /**
- * What a connection may cost the server (issue 7): every phase of a connection has a deadline, so a
- * client that trickles its headers or opens connections and sends nothing cannot hold them, and one
- * client address may hold only so many connections at once, so it cannot take the sockets (file
- * descriptors) every other client needs.
+ * What a connection may cost the server: every phase of a connection has a deadline, so a client
+ * that trickles its headers or opens connections and sends nothing cannot hold them; one client
+ * (an address, an IPv6 /64: src/domain/net/client-address.ts) may hold only so many connections at
+ * once, so it cannot take the sockets (file descriptors) every other client needs, and only so many
+ * bytes of answers it does not read (client-groups.ts), so it cannot take the server's memory.
  */
 import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
-import type { Socket } from 'node:net';
-import type { TlsOptions } from 'node:tls';
-import proxyAddr from '@fastify/proxy-addr';
+import type { Duplex } from 'node:stream';
+import type { TLSSocket, TlsOptions } from 'node:tls';
+import { trackClientGroups } from './client-groups.js';
+import type { Metrics } from './metrics.js';
+import { plainHttpAnswer } from './problem.js';
 
 export interface ConnectionLimits {
   /** The TLS handshake must be done within this many milliseconds of the connection opening. */
@@ -19,10 +22,15 @@ export interface ConnectionLimits {
   readonly requestMs: number;
   /** An idle keep-alive connection is closed after this many milliseconds. */
   readonly keepAliveMs: number;
-  /** A connection on which nothing moves at all is closed after this many milliseconds. */
+  /**
+   * A connection on which nothing moves at all is closed after this many milliseconds: also one
+   * whose client stopped taking its answer (a client that takes it, however slowly, keeps it).
+   */
   readonly idleMs: number;
-  /** Connections one client address may hold open at once; 0: no bound. Trusted proxies are exempt. */
+  /** Connections one client group may hold open at once; 0: no bound. Trusted proxies are exempt. */
   readonly perAddress: number;
+  /** Answer bytes one client group's connections may hold unsent; 0: no bound. Trusted proxies are exempt. */
+  readonly unsentBytesPerAddress: number;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
@@ -32,6 +40,7 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   keepAliveMs: 5_000,
   idleMs: 30_000,
   perAddress: 256,
+  unsentBytesPerAddress: 32 * 1024 * 1024,
 };
 
 /**
@@ -68,35 +77,39 @@ export function serverTimeouts(limits: ConnectionLimits) {
 }
 
 /**
- * Closes each connection past `limits.perAddress` from one address as soon as it opens, before
- * any TLS or HTTP work is spent on it, and bounds idle sockets. `refused` is told of each one closed.
+ * Bounds idle sockets, and what one client group may hold (client-groups.ts): connections past
+ * `limits.perAddress` are closed as soon as they open, before any TLS or HTTP work is spent on them,
+ * and unsent answers past `limits.unsentBytesPerAddress` close the connections holding the most.
  */
 export function guardConnections(
   server: HttpServer | HttpsServer,
   limits: ConnectionLimits,
   trustProxy: readonly string[],
-  refused: () => void,
+  metrics: Metrics,
 ): void {
   server.setTimeout(limits.idleMs);
-  if (limits.perAddress <= 0) return;
-  // A proxy in front carries every client's connections; it is trusted to bound them itself.
-  const trusted = trustProxy.length > 0 ? proxyAddr.compile([...trustProxy]) : () => false;
-  const open = new Map<string, number>();
-  // Before the server's own listener, so a refused socket never reaches TLS or the HTTP parser.
-  server.prependListener('connection', (socket: Socket) => {
-    const address = socket.remoteAddress;
-    if (address === undefined || trusted(address, 0)) return;
-    const count = open.get(address) ?? 0;
-    if (count >= limits.perAddress) {
-      refused();
-      socket.destroy();
-      return;
-    }
-    open.set(address, count + 1);
-    socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left <= 0) open.delete(address);
-      else open.set(address, left);
-    });
+  if ('setSecureContext' in server) answerPlainHttp(server);
+  if (limits.perAddress <= 0 && limits.unsentBytesPerAddress <= 0) return;
+  const groups = trackClientGroups(server, {
+    perAddress: limits.perAddress,
+    unsentBytes: limits.unsentBytesPerAddress,
+    trustProxy,
+    refused: () => metrics.connectionsRefused.inc(),
+    closedUnsent: () => metrics.connectionsClosedUnsent.inc(),
+  });
+  metrics.observeUnsentBytes(groups.unsentBytes);
+}
+
+/**
+ * A plain `http://` request to the HTTPS port fails the TLS handshake with ERR_SSL_HTTP_REQUEST
+ * (OpenSSL recognises `GET `, `POST ` and the like); it is answered in plain HTTP with a 400 that
+ * says to use https. Every other failed handshake is closed, as Node does with no listener.
+ */
+function answerPlainHttp(server: HttpsServer): void {
+  server.on('tlsClientError', (error: NodeJS.ErrnoException, tlsSocket: TLSSocket) => {
+    // The TCP connection the TLS socket wraps: Node keeps it as `_parent` (not typed).
+    const tcp = (tlsSocket as TLSSocket & { _parent?: Duplex | null })._parent;
+    if (error.code === 'ERR_SSL_HTTP_REQUEST' && tcp && !tcp.destroyed) plainHttpAnswer(tcp);
+    else tlsSocket.destroy();
   });
 }

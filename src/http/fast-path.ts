@@ -1,35 +1,42 @@
 /**
- * The hot path of the API (issue 6): a repeated read of a day that is already answered in the
- * answer cache, by a key that is already verified, is served straight from the Node request
- * listener, before Fastify builds its request and reply and runs its hooks. It does the same checks
- * in the same order as the full path and writes the same headers, log line and metrics.
+ * The fast entry point of the API (docs/api.md, bench/README.md): a repeated read of a day that is
+ * already answered in the answer cache, by a key that is already verified, is served straight from
+ * the Node request listener, before Fastify builds its request and reply and runs its hooks.
  *
- * It only ever serves the happy case. Anything else (no cached answer, a key not in the cache, a
- * refused limit, a store error, a HEAD or a shutdown) is handed to Fastify before a byte is written,
- * and nothing was counted: a refusal takes no units and the key check counts no failure here.
+ * It restates none of the full path: it makes the same key, query-key and scope checks
+ * (authenticator.ts, key-guard.ts), counts through the same limiter, writes the same header table
+ * (response-headers.ts) and the same answer (caching.ts `answerHead`), and records the request
+ * through the same recorder (request-recorder.ts). A parity test (test/http/fast-path-parity.test.ts)
+ * proves both paths answer and log alike; `PRICEPOINT_FAST_PATH=false` switches this one off.
+ *
+ * It only ever serves the happy case. Anything else (no cached answer, a body not compressed yet, a
+ * key not in the cache or without the scope, a refused limit, a store error, a HEAD or a shutdown)
+ * is handed to Fastify before a byte is written, and nothing was counted: a refusal takes no units
+ * and the key check counts no failure here.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger } from 'fastify';
-import { maskKeysInUrl } from '../domain/keys/key-format.js';
+import type { LimitReport } from '../domain/limits/fixed-window.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import { andThen, type Maybe } from '../stores/maybe.js';
 import type { KeyRecord } from '../stores/types.js';
-import { type AnswerCache, answerKey, type CachedAnswer, MIN_COMPRESS_BYTES } from './answer-cache.js';
-import { codedTag, noneMatch, preferredCoding, VARY } from './caching.js';
-import type { Metrics } from './metrics.js';
-import { requestLineWriter } from './request-log.js';
+import { type AnswerCache, answerKey } from './answer-cache.js';
+import { answerCoding, answerHead } from './caching.js';
+import { scopeRefusal } from './key-guard.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
+import type { RequestRecorder } from './request-recorder.js';
 
 export interface FastPathDeps {
   readonly auth: Authenticator;
   readonly limiter: RateLimiter;
   readonly answers: AnswerCache;
-  readonly metrics: Metrics;
+  readonly record: RequestRecorder;
   readonly log: FastifyBaseLogger;
   readonly clock: () => number;
-  /** Headers every answer carries (nosniff, HSTS on HTTPS, CORS), as the full path sets them. */
+  /** Headers every answer carries (response-headers.ts), as the full path sets them. */
   readonly commonHeaders: Readonly<Record<string, string>>;
   /** Proxies whose `X-Forwarded-For` is believed, as Fastify's `trustProxy`. */
   readonly trustProxy: readonly string[];
@@ -48,25 +55,6 @@ const PREFIX = '/api/v1/prices';
 export function createFastPath(deps: FastPathDeps) {
   const trusted = deps.trustProxy.length > 0 ? proxyAddr.compile([...deps.trustProxy]) : undefined;
   const common = Object.entries(deps.commonHeaders).flat();
-  const logLine = requestLineWriter(deps.log);
-
-  // The metrics' label sets, looked up once per route and tier rather than hashed per request.
-  const instruments = new Map<string, ReturnType<typeof labelled>>();
-  const labelled = (route: string, tier: string) => ({
-    ok: deps.metrics.requests.labels({ route, method: 'GET', status: 200, tier }),
-    notModified: deps.metrics.requests.labels({ route, method: 'GET', status: 304, tier }),
-    fast: deps.metrics.fastAnswers.labels({ route }),
-    latency: deps.metrics.latency.labels({ route, method: 'GET' }),
-  });
-  function instrumentsOf(route: string, tier: string) {
-    const id = `${route}\n${tier}`;
-    let found = instruments.get(id);
-    if (found === undefined) {
-      found = labelled(route, tier);
-      instruments.set(id, found);
-    }
-    return found;
-  }
 
   function clientAddress(req: IncomingMessage): string {
     if (trusted === undefined) return req.socket.remoteAddress ?? '';
@@ -84,84 +72,64 @@ export function createFastPath(deps: FastPathDeps) {
     const apiKey = headers['x-api-key'];
     const authorization = headers.authorization;
     if (apiKey === undefined && authorization === undefined) return false;
-    const ip = clientAddress(req);
-    const key = deps.auth.verifiedFromCache({ apiKeyHeader: apiKey, authorization });
-    if (key === undefined) return false;
-    const tier = deps.limiter.tierOf(key);
     const url = req.url as string;
+    const mark = url.indexOf('?');
+    const query = mark < 0 ? '' : url.slice(mark + 1);
+    const key = deps.auth.verifiedFromCache({ apiKeyHeader: apiKey, authorization, query });
+    if (key === undefined || scopeRefusal(key, 'read') !== undefined) return false;
+    const tier = deps.limiter.tierOf(key);
     const answer = deps.answers.get(answerKey(tier.name, headers.accept, url), deps.clock());
     if (answer === undefined) return false;
+    const coding = answerCoding(answer, headers['accept-encoding']);
+    const body = coding === undefined ? answer.body : answer.ready[coding];
+    if (coding !== undefined && body === undefined) {
+      // Compressed once for everyone; the full path waits for it, as it would without this path.
+      deps.answers.encoded(answer, coding).catch(() => {});
+      return false;
+    }
+    const ip = clientAddress(req);
     // The failed-login budget and the tier's limits, in one store call.
-    return andThen(counted(key, ip), (limitHeaders) => {
-      if (limitHeaders === undefined) return false;
+    return andThen(counted(key, ip), (limits) => {
+      if (limits === undefined) return false;
       deps.auth.used(key);
       if (res.headersSent || res.destroyed) return true;
       const id = randomUUID();
-      const status = write(req, res, answer, limitHeaders, id);
-      const elapsed = performance.now() - started;
-      const instruments = instrumentsOf(answer.route, tier.name);
-      (status === 200 ? instruments.ok : instruments.notModified).inc();
-      instruments.fast.inc();
-      instruments.latency.observe(elapsed / 1000);
-      logLine({
+      const head = answerHead(answer, coding, body as Buffer, headers['if-none-match']);
+      const fields: string[] = [...common, 'x-request-id', id];
+      const limitFields = rateLimitHeaders(limits.decision, limits.nowMs, limits.cost);
+      for (const name in limitFields) fields.push(name, limitFields[name] as string);
+      for (const field of head.fields) fields.push(field);
+      res.writeHead(head.status, fields);
+      if (head.body === undefined) res.end();
+      else res.end(head.body);
+      deps.record({
         reqId: id,
         method: 'GET',
-        url: maskKeysInUrl(url),
-        status,
-        latencyMs: Math.round(elapsed * 100) / 100,
+        route: answer.route,
+        url,
+        status: head.status,
+        elapsedMs: performance.now() - started,
         keyId: key.id,
         tier: tier.name,
         ip,
+        problemCode: null,
+        fast: true,
       });
       return true;
     });
   }
 
   /**
-   * Takes one unit of every limit if the address is within its failed-login budget: the headers, or
-   * `undefined` when refused or the store failed.
+   * Takes one unit of every limit if the address is within its failed-login budget: the decision,
+   * or `undefined` when refused or the store failed.
    */
-  function counted(key: KeyRecord, ip: string): Maybe<Record<string, string> | undefined> {
+  function counted(key: KeyRecord, ip: string): Maybe<LimitReport | undefined> {
     try {
       const taken = deps.limiter.takeIfAllowed(key, ip, deps.auth.failureGate(ip));
       return taken instanceof Promise ? taken.catch(() => undefined) : taken;
     } catch {
       return undefined; // the full path answers it, and says why
     }
-  }
-
-  /** Writes the answer (or 304) with every header the full path would send; returns the status. */
-  function write(
-    req: IncomingMessage,
-    res: ServerResponse,
-    answer: CachedAnswer,
-    limitHeaders: Record<string, string>,
-    id: string,
-  ): number {
-    let coding =
-      answer.body.length >= MIN_COMPRESS_BYTES ? preferredCoding(req.headers['accept-encoding']) : undefined;
-    let body = answer.body;
-    if (coding !== undefined) {
-      const ready = answer.ready[coding];
-      if (ready === undefined) {
-        // Compressed once for everyone, in the background; this answer goes out as it is.
-        deps.answers.encoded(answer, coding).catch(() => {});
-        coding = undefined;
-      } else body = ready;
-    }
-    const etag = codedTag(answer.etag, coding);
-    const head: string[] = [...common, 'x-request-id', id];
-    for (const name in limitHeaders) head.push(name, limitHeaders[name] as string);
-    head.push('etag', etag, 'cache-control', `private, max-age=${answer.maxAge}`, 'vary', VARY);
-    const held = req.headers['if-none-match'];
-    if (held !== undefined && (noneMatch(held, etag) || noneMatch(held, answer.etag))) {
-      res.writeHead(304, head).end();
-      return 304;
-    }
-    head.push('content-type', answer.type, 'content-length', String(body.length));
-    if (coding !== undefined) head.push('content-encoding', coding);
-    res.writeHead(200, head).end(body);
-    return 200;
   }
 
   const next = deps.next;
@@ -173,8 +141,8 @@ export function createFastPath(deps: FastPathDeps) {
     let served: Maybe<boolean>;
     try {
       served = serve(req, res, performance.now());
-    } catch (error) {
-      served = Promise.reject(error);
+    } catch {
+      served = false; // a check that throws (a tier no longer configured): the full path says why
     }
     if (served === true) return;
     if (served === false) {

@@ -9,6 +9,7 @@ import type { Tier } from '../domain/limits/tiers.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import { hasScope, type KeyRecord, type Scope } from '../stores/types.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -24,6 +25,23 @@ export interface KeyGuardOptions {
   readonly count?: boolean;
   /** The scope the route needs; `read` by default. */
   readonly scope?: Scope;
+  /**
+   * What the request weighs in rate-limit units (README "Rate limits"), worked out from its URL
+   * after authentication, so that it is counted in one step, all or nothing; 1 without it.
+   */
+  readonly weigh?: (request: FastifyRequest) => Promise<number>;
+}
+
+/**
+ * The error of a key without `scope`, `undefined` for one that has it: the one scope check of the
+ * key guard and the fast entry point.
+ * @example scopeRefusal(key, 'read') // undefined for a read key
+ */
+export function scopeRefusal(key: KeyRecord, scope: Scope): ApiError | undefined {
+  if (hasScope(key.scopes, scope)) return undefined;
+  return new ApiError('insufficient_scope', `This needs a key with the ${scope} scope.`, {
+    extra: { requiredScope: scope },
+  });
 }
 
 export function createKeyGuard(auth: Authenticator, limiter: RateLimiter) {
@@ -35,25 +53,25 @@ export function createKeyGuard(auth: Authenticator, limiter: RateLimiter) {
         authorization: request.headers.authorization,
         query,
         ip: request.ip,
+        gatedLater: options.count !== false,
       });
       request.caller = { key, tier: limiter.tierOf(key) };
       if (options.count !== false) {
         try {
-          request.limitHeaders = await limiter.take(key, request.ip);
+          const weight = options.weigh === undefined ? 1 : await options.weigh(request);
+          // The failed-login budget in the same store call: one Redis round trip per request.
+          const taken = await limiter.take(key, request.ip, weight, auth.failureGate(request.ip));
+          request.limitHeaders = rateLimitHeaders(taken.decision, taken.nowMs, taken.cost);
         } catch (error) {
-          const headers = (error as { options?: { headers?: Record<string, string> } }).options?.headers;
-          if (headers) request.limitHeaders = headers;
+          const limits = error instanceof ApiError ? error.options.limits : undefined;
+          if (limits) request.limitHeaders = rateLimitHeaders(limits.decision, limits.nowMs, limits.cost);
           throw error;
         }
         reply.headers(request.limitHeaders);
       }
       // Checked after counting: a refused scope is an authenticated request like any other.
-      const scope = options.scope ?? 'read';
-      if (!hasScope(key.scopes, scope)) {
-        throw new ApiError('insufficient_scope', `This needs a key with the ${scope} scope.`, {
-          extra: { requiredScope: scope },
-        });
-      }
+      const refused = scopeRefusal(key, options.scope ?? 'read');
+      if (refused !== undefined) throw refused;
     };
   };
 }

@@ -1,14 +1,17 @@
 /**
- * Prometheus metrics (DESIGN section 2, `GET /metrics`): one registry per app, so two apps in one
+ * Prometheus metrics (`GET /metrics`, docs/api.md): one registry per app, so two apps in one
  * process (tests) never share counters. Labels are route templates, statuses, tier names, problem
  * codes and store names: never a key, a key id, a client address or a raw URL.
  */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { tzSource } from '../domain/time/zone.js';
 
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'pricepoint_' });
   const registers = [registry];
+  // What the connection guard reports (src/http/client-groups.ts); nothing until a server exists.
+  let unsent = (): { total: number; largestGroup: number } => ({ total: 0, largestGroup: 0 });
   return {
     registry,
     requests: new Counter({
@@ -44,14 +47,45 @@ export function createMetrics() {
     }),
     fastAnswers: new Counter({
       name: 'pricepoint_fast_path_answers_total',
-      help: 'Answers sent from the answer cache before the framework runs (issue 6), by route template.',
+      help: 'Answers sent from the answer cache before the framework runs, by route template.',
       labelNames: ['route'] as const,
       registers,
     }),
     connectionsRefused: new Counter({
       name: 'pricepoint_connections_refused_total',
-      help: 'Connections closed on opening because their address already held PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS.',
+      help: 'Connections closed on opening because their address (IPv6: /64) already held PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS.',
       registers,
+    }),
+    connectionsClosedUnsent: new Counter({
+      name: 'pricepoint_connections_closed_unsent_total',
+      help: 'Connections closed because their address (IPv6: /64) held more unsent answer bytes than PRICEPOINT_MAX_UNSENT_BYTES_PER_ADDRESS.',
+      registers,
+    }),
+    unsentBytes: new Gauge({
+      name: 'pricepoint_unsent_answer_bytes',
+      help: 'Bytes of answers written for clients and not yet taken by them: in all, and the most one address (IPv6: /64) holds.',
+      labelNames: ['of'] as const,
+      registers,
+      collect() {
+        const { total, largestGroup } = unsent();
+        this.set({ of: 'all' }, total);
+        this.set({ of: 'largest_address' }, largestGroup);
+      },
+    }),
+    /** Where `unsentBytes` reads from: the server's connection guard, once it exists. */
+    observeUnsentBytes(source: () => { total: number; largestGroup: number }) {
+      unsent = source;
+    },
+    tzInfo: new Gauge({
+      name: 'pricepoint_tz_info',
+      help: 'The tz database release zone rules come from, and its source: setting (PRICEPOINT_TZDIR), system, shipped or icu. Always 1.',
+      labelNames: ['release', 'source'] as const,
+      registers,
+      collect() {
+        const { release, source } = tzSource();
+        this.reset();
+        this.set({ release, source }, 1);
+      },
     }),
     fallbacks: new Counter({
       name: 'pricepoint_rate_limit_fallbacks_total',

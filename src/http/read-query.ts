@@ -1,14 +1,15 @@
 /**
- * The query parameters every read endpoint shares (DESIGN section 2): `symbols`, `tz`, `format` and
- * `resolution`, as one schema (validation and OpenAPI) and one parser into a service query.
+ * The query parameters every read endpoint shares (docs/api.md): `symbols`, `tz`, `format` and
+ * `resolution` (the price endpoints also `currency` and `unit`), as one schema (validation and OpenAPI) and one parser into a service query.
  */
 import { type TUnsafe, Type } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
 import Negotiator from 'negotiator';
 import { ApiError } from '../domain/errors/api-error.js';
+import { ENERGY_UNITS, type EnergyUnit } from '../domain/money/exact.js';
 import { normaliseSymbol } from '../domain/series/series-rules.js';
 import { RESOLUTIONS, type Resolution } from '../domain/time/days.js';
-import { canonicalTimeZone } from '../domain/time/zone.js';
+import { timeZoneId } from '../domain/time/zone.js';
 import type { DayQuery } from '../services/price-service.js';
 
 const MAX_SYMBOLS = 100;
@@ -49,7 +50,26 @@ export const ReadQueryFields = {
   ),
   resolution: Type.Optional(
     resolutionSchema(
-      'Coarser output: the mean of the finer intervals (PT1H from PT15M, P1D from anything). Series already as coarse are served as they are.',
+      "Coarser output: each interval the exact mean of the series' own intervals inside it (PT1H from PT15M, P1D from anything). Series already as coarse are served as they are. Refused (400, parameter resolution) where, in the zone read in (`tz`), an interval would begin inside one of a series' intervals: Asia/Kolkata half hours read with tz=Asia/Kathmandu at PT1H.",
+    ),
+  ),
+};
+
+/** `currency` and `unit`, which the price endpoints take besides `ReadQueryFields`. */
+export const ConversionFields = {
+  currency: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9]{2,10}$',
+      description:
+        'Prices converted into this currency (case-insensitive), e.g. NOK, with the FX series the operator configured for each pair, at the newest rate published by each interval\'s start; each converted entry names its rate in `fx` (docs/data-model.md, "Converted prices"). 400 (parameter currency) when a series\' pair has no FX series.',
+      // No `examples`: the reference page fills a parameter's example into "Try it out", and a
+      // server without an FX series for the pair answers that with 400.
+    }),
+  ),
+  unit: Type.Optional(
+    stringEnum(
+      Object.keys(ENERGY_UNITS) as EnergyUnit[],
+      'Energy prices per this unit, exactly (per kWh is a thousandth of per MWh). 400 (parameter unit) for a series not priced per energy unit.',
     ),
   ),
 };
@@ -81,8 +101,14 @@ export const SeriesMetaFields = {
   resolution: resolutionSchema('ISO 8601 duration of one interval, as served.'),
 };
 
-/** Parses `symbols`, `tz` and `resolution` into a service query, naming the parameter that is wrong. */
-export function parseReadQuery(raw: { symbols?: string; tz?: string; resolution?: Resolution }): DayQuery {
+/** Parses `symbols`, `tz`, `resolution`, `currency` and `unit` into a service query, naming the parameter that is wrong. */
+export function parseReadQuery(raw: {
+  symbols?: string;
+  tz?: string;
+  resolution?: Resolution;
+  currency?: string;
+  unit?: EnergyUnit;
+}): DayQuery {
   let symbols: string[] | undefined;
   if (raw.symbols !== undefined) {
     symbols = [...new Set(raw.symbols.split(',').map((s) => s.trim().toUpperCase()))];
@@ -99,7 +125,8 @@ export function parseReadQuery(raw: { symbols?: string; tz?: string; resolution?
   }
   let tz: string | undefined;
   if (raw.tz !== undefined) {
-    tz = canonicalTimeZone(raw.tz);
+    // Every spelling of one zone (letter case, links) is one zone to every cache behind this.
+    tz = timeZoneId(raw.tz);
     if (tz === undefined) {
       throw new ApiError(
         'invalid_parameter',
@@ -114,6 +141,8 @@ export function parseReadQuery(raw: { symbols?: string; tz?: string; resolution?
     ...(symbols && { symbols }),
     ...(tz && { tz }),
     ...(raw.resolution && { resolution: raw.resolution }),
+    ...(raw.currency && { currency: raw.currency.toUpperCase() }),
+    ...(raw.unit && { unit: raw.unit }),
   };
 }
 
@@ -127,4 +156,34 @@ export function answerFormat(request: FastifyRequest, format: 'json' | 'csv' | u
   if (best === MEDIA.csv) return 'csv';
   if (best === MEDIA.json) return 'json';
   throw new ApiError('not_acceptable', 'This endpoint answers application/json or text/csv.');
+}
+
+/**
+ * Query values of an enumeration (`format`, `resolution`) are read in any letter case, as `tz` and
+ * `symbols` are: `format=JSON` and `resolution=pt1h` are the values they plainly mean. Every route
+ * whose query schema has such a field gets a hook that rewrites the value into its listed spelling
+ * before validation; a value that matches nothing is left for validation to refuse.
+ */
+export function foldEnumCase(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const properties = (route.schema?.querystring as { properties?: Record<string, { enum?: unknown[] }> })
+      ?.properties;
+    const spellings = new Map<string, Map<string, string>>();
+    for (const [name, field] of Object.entries(properties ?? {})) {
+      const values = field.enum?.filter((v): v is string => typeof v === 'string');
+      if (values?.length) spellings.set(name, new Map(values.map((v) => [v.toLowerCase(), v])));
+    }
+    if (spellings.size === 0) return;
+    const fold: preValidationHookHandler = (request, _reply, done) => {
+      const query = request.query as Record<string, unknown>;
+      for (const [name, listed] of spellings) {
+        const value = query[name];
+        if (typeof value === 'string') query[name] = listed.get(value.toLowerCase()) ?? value;
+      }
+      done();
+    };
+    const existing = route.preValidation;
+    route.preValidation =
+      existing === undefined ? fold : [fold, ...(Array.isArray(existing) ? existing : [existing])];
+  });
 }

@@ -1,6 +1,6 @@
 /**
- * The one log line per request of the fast path (issue 6): the line the full path's pino logger
- * writes, made as one template string and handed to pino's own destination. pino's general
+ * The one log line per request, of both paths (request-recorder.ts): the line pino would write for
+ * `log.child({ reqId }).info(fields, 'request')`, made as one template string and handed to pino's own destination. pino's general
  * serialiser walks the object and checks every value, which costs about three times as much and
  * was a tenth of a cached answer's CPU time. Where pino is set up in a way this does not copy (its
  * own time or message key, a mixin, a multistream), the line goes through pino itself.

@@ -1,19 +1,30 @@
 /**
  * Schemas shared by many routes: the problem body, the headers every answer carries and the error
  * responses of each kind of route. Routes put them in their `schema.response`, so the same objects
- * document the API (OpenAPI, section 2 of DESIGN) and describe what the handlers send.
+ * document the API (OpenAPI, docs/api.md) and describe what the handlers send.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import { ERROR_CODES } from '../domain/errors/api-error.js';
 
-/** RFC 9457 problem details with our `code` and request id; extra members depend on the code. */
+/**
+ * RFC 9457 problem details with our `code` and request id; extra members depend on the code.
+ * Registered once (`app.addSchema`, by its `$id`) and referenced from every error response through
+ * `ProblemRef`, so the OpenAPI document holds it once under `components/schemas`.
+ */
 export const ProblemSchema = Type.Object(
   {
-    type: Type.String({ description: 'A URI naming the kind of problem.' }),
+    type: Type.String({
+      format: 'uri-reference',
+      description: 'A URI naming the kind of problem, relative to this server: /docs#problem-CODE.',
+    }),
     title: Type.String(),
     status: Type.Integer(),
     detail: Type.String({ description: 'What went wrong, for a human; never contains a key.' }),
-    instance: Type.String({ description: 'The path of the request.' }),
+    instance: Type.Optional(
+      Type.String({
+        description: 'The path of the request; absent when the request could not be read as HTTP.',
+      }),
+    ),
     code: Type.Union(
       ERROR_CODES.map((c) => Type.Literal(c)),
       { description: 'One of a closed set of codes; branch on this, not on the text.' },
@@ -48,13 +59,18 @@ export const ProblemSchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: true, description: 'application/problem+json (RFC 9457).' },
+  { $id: 'Problem', additionalProperties: true, description: 'application/problem+json (RFC 9457).' },
 );
+const ProblemRef = Type.Ref(ProblemSchema);
 
-/** A documented response header: `type` of its value, and whether every such answer carries it. */
+/**
+ * A documented response header: `type` of its value, its name under `components/headers` (where the
+ * OpenAPI document describes it once, see docs.ts) and whether every such answer carries it.
+ */
 export interface HeaderDoc {
   readonly type: 'string' | 'integer';
   readonly description: string;
+  readonly component: string;
   /**
    * `true`: every answer of this status carries it. @fastify/swagger copies the whole definition
    * into the header's `schema`; docs.ts lifts this flag onto the Header Object, where OpenAPI wants it.
@@ -63,56 +79,78 @@ export interface HeaderDoc {
 }
 export type HeaderDocs = Readonly<Record<string, HeaderDoc>>;
 
-const header = (description: string, type: 'string' | 'integer' = 'string'): HeaderDoc => ({
+const header = (
+  component: string,
+  description: string,
+  type: 'string' | 'integer' = 'string',
+): HeaderDoc => ({
   type,
   description,
+  component,
   required: true,
 });
 
-/** The same headers, but only on some answers of a status (said in each description why). */
-function sometimes(headers: HeaderDocs, when: string): HeaderDocs {
+/**
+ * The same headers, but only on some answers of a status: `when` says which, `suffix` names the
+ * variant under `components/headers`.
+ */
+function sometimes(headers: HeaderDocs, when: string, suffix: string): HeaderDocs {
   return Object.fromEntries(
-    Object.entries(headers).map(([name, { type, description }]) => [
+    Object.entries(headers).map(([name, { type, description, component }]) => [
       name,
-      { type, description: `${description} ${when}` },
+      { type, description: `${description} ${when}`, component: `${component}${suffix}` },
     ]),
   );
 }
 
 export const REQUEST_ID_HEADER: HeaderDocs = {
-  'x-request-id': header('The id of this request in the server logs.'),
+  'x-request-id': header('XRequestId', 'The id of this request in the server logs.'),
 };
 
-/** On every counted answer (DESIGN section 4): the limit closest to running out. */
+/** On every counted answer (docs/keys-and-tiers.md): the limit closest to running out. */
 export const RATE_LIMIT_HEADERS: HeaderDocs = {
-  'ratelimit-policy': header('Every limit of the tier: "name";q=limit;w=window seconds.'),
-  ratelimit: header('The limit closest to running out: "name";r=remaining;t=seconds to reset.'),
-  'x-ratelimit-limit': header('The size of the limit closest to running out.', 'integer'),
-  'x-ratelimit-remaining': header('Requests left in that window.', 'integer'),
-  'x-ratelimit-reset': header('Unix epoch seconds when that window resets.', 'integer'),
+  'ratelimit-policy': header('RateLimitPolicy', 'Every limit of the tier: "name";q=limit;w=window seconds.'),
+  ratelimit: header('RateLimit', 'The limit closest to running out: "name";r=remaining;t=seconds to reset.'),
+  'x-ratelimit-limit': header('XRateLimitLimit', 'The size of the limit closest to running out.', 'integer'),
+  'x-ratelimit-remaining': header('XRateLimitRemaining', 'Requests left in that window.', 'integer'),
+  'x-ratelimit-reset': header('XRateLimitReset', 'Unix epoch seconds when that window resets.', 'integer'),
 };
 
 /** On every cacheable read answer, 200 and 304 (src/http/caching.ts); compression only on a 200. */
 export const CACHE_HEADERS: HeaderDocs = {
-  etag: header('Identifies this answer; send it back in If-None-Match to get 304 when nothing changed.'),
-  'cache-control': header('private, max-age=N: short for days that can still change, long for past days.'),
+  etag: header(
+    'ETag',
+    'Identifies this answer; send it back in If-None-Match to get 304 when nothing changed.',
+  ),
+  'cache-control': header(
+    'CacheControlPrivate',
+    'private, max-age=N: short for days that can still change, long for past days.',
+  ),
   vary: header(
+    'Vary',
     'The request headers that shape this answer: Accept (the format), the key headers (the tier) and, where answers are compressed, Accept-Encoding.',
   ),
   'content-encoding': {
     type: 'string',
+    component: 'ContentEncoding',
     description: 'br or gzip: the body is compressed, as Accept-Encoding allowed. Absent: not compressed.',
+  },
+  'content-disposition': {
+    type: 'string',
+    component: 'ContentDisposition',
+    description:
+      'CSV answers only: attachment; filename="prices-2026-11-24.csv" (a range: prices-FIRST_LAST.csv; the catalogue: series.csv).',
   },
 };
 
 /** An answer that must not be stored anywhere (keys, usage, health, metrics). */
 export const NO_STORE_HEADER: HeaderDocs = {
-  'cache-control': header('no-store: the answer must not be reused.'),
+  'cache-control': header('CacheControlNoStore', 'no-store: the answer must not be reused.'),
 };
 
 /** Every problem+json answer (problem.ts): an error is never cached. */
 const PROBLEM_HEADERS: HeaderDocs = {
-  'cache-control': header('no-store: an error must not be reused.'),
+  'cache-control': header('CacheControlError', 'no-store: an error must not be reused.'),
   ...REQUEST_ID_HEADER,
 };
 
@@ -140,23 +178,23 @@ const COUNTED_STATUSES = new Set([400, 403, 404, 406, 413, 415, 422]);
 function extraHeaders(status: number, counted: boolean): HeaderDocs {
   if (status === 401) {
     // Authentication fails before anything is counted: never rate-limit headers.
-    return { 'www-authenticate': header('Bearer realm="pricepoint"'), ...PROBLEM_HEADERS };
+    return { 'www-authenticate': header('WWWAuthenticate', 'Bearer realm="pricepoint"'), ...PROBLEM_HEADERS };
   }
   if (status === 405) {
-    return { allow: header('The methods this path answers, e.g. GET, HEAD.'), ...PROBLEM_HEADERS };
+    return { allow: header('Allow', 'The methods this path answers, e.g. GET, HEAD.'), ...PROBLEM_HEADERS };
   }
   if (status === 429) {
     return {
-      'retry-after': header('Whole seconds to wait before retrying, at least 1.', 'integer'),
+      'retry-after': header('RetryAfter', 'Whole seconds to wait before retrying, at least 1.', 'integer'),
       // rate_limited carries the rate-limit headers; too_many_auth_failures (no key known) does not.
-      ...(counted && sometimes(RATE_LIMIT_HEADERS, 'Only on rate_limited.')),
+      ...(counted && sometimes(RATE_LIMIT_HEADERS, 'Only on rate_limited.', 'OnRateLimited')),
       ...PROBLEM_HEADERS,
     };
   }
   if (!counted) return PROBLEM_HEADERS;
   const limits = COUNTED_STATUSES.has(status)
     ? RATE_LIMIT_HEADERS
-    : sometimes(RATE_LIMIT_HEADERS, 'Only when the request was counted before it failed.');
+    : sometimes(RATE_LIMIT_HEADERS, 'Only when the request was counted before it failed.', 'IfCounted');
   return { ...limits, ...PROBLEM_HEADERS };
 }
 
@@ -168,7 +206,7 @@ export function problemResponse(status: number, counted = true) {
   return {
     description: ERROR_DESCRIPTIONS[status] ?? 'An error.',
     headers: extraHeaders(status, counted),
-    content: { 'application/problem+json': { schema: ProblemSchema } },
+    content: { 'application/problem+json': { schema: ProblemRef } },
   };
 }
 
@@ -205,6 +243,6 @@ export function openErrors(...statuses: number[]): Record<number, ReturnType<typ
  * @example response: { 200: jsonAnswer('The key.', KeyViewSchema) }
  */
 export function jsonAnswer<T extends TSchema>(description: string, schema: T, headers: HeaderDocs = {}) {
-  const noStore = sometimes(NO_STORE_HEADER, 'Only on answers about keys, usage and health.');
+  const noStore = sometimes(NO_STORE_HEADER, 'Only on answers about keys, usage and health.', 'Sometimes');
   return { ...schema, description, headers: { ...noStore, ...REQUEST_ID_HEADER, ...headers } } as T;
 }

@@ -8,17 +8,19 @@ import { destination } from 'pino';
 import { type Config, ConfigError } from '../config/config.js';
 import { DEMO_API_KEY, DEV_SERIES, loadDevData, loadDevPrices } from '../dev-data/dev-data.js';
 import { localDate } from '../domain/time/days.js';
-import { buildApp } from '../http/app.js';
+import { describeTzSource } from '../domain/time/tz-source.js';
+import { useTzSource } from '../domain/time/zone.js';
 import { createMetrics } from '../http/metrics.js';
-import { createKeyService } from '../services/key-service.js';
-import { announceChanges } from '../stores/announcing.js';
-import { MemoryNoticeBus } from '../stores/memory/notice-bus.js';
-import { MemoryRateLimitStore } from '../stores/memory/rate-limit-store.js';
-import { openPostgresStores } from '../stores/postgres/index.js';
-import { openRedis } from '../stores/redis/index.js';
-import { openEmbeddedStores } from '../stores/sqlite/index.js';
+import { warnAboutOffGridPoints } from '../services/grid-check.js';
+import { openSources } from '../sources/sources.js';
 import type { Stores } from '../stores/types.js';
+import { startDeliveries } from '../webhooks/start.js';
+import { composeApp } from './compose.js';
+import { openStores } from './open-stores.js';
 import { tlsMaterial } from './tls.js';
+
+// Where the CLI and the benchmarks have always found them.
+export { dataDirError, openStores, type StoreHooks } from './open-stores.js';
 
 export interface Running {
   readonly app: FastifyInstance;
@@ -32,77 +34,6 @@ export interface Running {
 /** The current local date of every development series: when it changes, the data set is extended. */
 function devDates(now: number): string {
   return DEV_SERIES.map((s) => localDate(now, s.timezone)).join(',');
-}
-
-/**
- * The stores `config` asks for (DESIGN sections 6 and 7): PostgreSQL when
- * `PRICEPOINT_DATABASE_URL` is set, else SQLite in the data folder; Redis counters and notices
- * when `PRICEPOINT_REDIS_URL` is set, else in-process ones. A folder or database that cannot be
- * opened is a `ConfigError` naming the setting, so the operator sees which setting to fix.
- */
-export async function openStores(config: Config, hooks: StoreHooks = {}): Promise<Stores> {
-  let data: Pick<Stores, 'prices' | 'keys' | 'close'>;
-  try {
-    data = config.databaseUrl
-      ? await openPostgresStores(config.databaseUrl)
-      : await openEmbeddedStores(config.databasePath);
-  } catch (error) {
-    if (!config.databaseUrl) throw dataDirError(error, config);
-    // The URL may hold a password: the message never repeats it.
-    const reason = (error as Error).message.replaceAll(config.databaseUrl, '(the URL)');
-    throw new ConfigError(`PRICEPOINT_DATABASE_URL: cannot open the database: ${reason}`);
-  }
-  if (!config.redisUrl) {
-    const notices = new MemoryNoticeBus();
-    return {
-      ...data,
-      prices: announceChanges(data.prices, notices),
-      rateLimits: new MemoryRateLimitStore(),
-      notices,
-    };
-  }
-  const redis = openRedis(config.redisUrl, {
-    prefix: `${config.redisPrefix}:`,
-    fallback: config.redisFallback,
-    commandTimeoutMs: config.redisTimeoutMs,
-    ...(hooks.onFallback && { onFallback: hooks.onFallback }),
-    ...(hooks.onRedisError && { onError: hooks.onRedisError }),
-  });
-  // Start even when Redis is away: limits follow the fallback policy until it answers.
-  await Promise.race([redis.ready(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-  return {
-    prices: announceChanges(data.prices, redis.notices, hooks.onRedisError),
-    keys: data.keys,
-    rateLimits: redis.rateLimits,
-    notices: redis.notices,
-    shared: {
-      fallback: config.redisFallback,
-      degraded: () => redis.rateLimits.state() === 'degraded',
-      ping: () => redis.ping(),
-    },
-    async close() {
-      await Promise.all([data.close(), redis.close()]);
-    },
-  };
-}
-
-/** Reports from the stores for metrics and logs. */
-export interface StoreHooks {
-  /** A rate-limit decision taken without Redis, under `policy`. */
-  readonly onFallback?: (policy: 'local' | 'open' | 'closed', error: unknown) => void;
-  /** A Redis connection error or a failed rate-limit command or probe (reported often while it is away). */
-  readonly onRedisError?: (error: unknown) => void;
-}
-
-/** File-system and SQLite open errors (ENOTDIR, EACCES, SQLITE_CANTOPEN, ...) as the setting behind them. */
-export function dataDirError(error: unknown, config: Config): unknown {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code === 'string' && /^(E[A-Z]+|SQLITE_(CANTOPEN|READONLY|PERM|NOTADB))$/.test(code)) {
-    return new ConfigError(
-      `PRICEPOINT_DATA_DIR: cannot open the database ${config.databasePath}: ${(error as Error).message}`,
-    );
-  }
-  return error;
 }
 
 /** Why `listen` failed, as the setting to fix (`listen EADDRINUSE ...` names neither). */
@@ -122,6 +53,8 @@ function listenError(error: unknown, config: Config): unknown {
 }
 
 export async function startServer(config: Config): Promise<Running> {
+  // Zone rules first: the development data and every day served are cut with them.
+  const tz = useTzSource(config.tzData);
   const metrics = createMetrics();
   let lastRedisLog = 0;
   let app: FastifyInstance | undefined;
@@ -137,16 +70,45 @@ export async function startServer(config: Config): Promise<Running> {
         `Redis unreachable; rate limits follow the ${config.redisFallback} policy`,
       );
     },
+    // Once per outage: while it lasts, calls are refused without asking PostgreSQL.
+    onDatabaseAway: (away, error) => {
+      if (away) app?.log.error({ err: error }, 'PostgreSQL is not answering; what needs it answers 503');
+      else app?.log.info('PostgreSQL answers again');
+    },
   });
+  const tls = await tlsMaterial(config);
+  // One log line per request, written in batches of 8 KiB instead of a system call each, and at
+  // least every 250 ms. Asynchronous, because pino writes what is left at exit only for an
+  // asynchronous destination (a SIGKILL still loses the last 250 ms).
+  const logStream = destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 250 });
+  // Configured sources (docs/sources.md); none without `sources:` in the config file.
+  const sources = await openSources(config.sources, {
+    prices: stores.prices,
+    databaseUrl: config.databaseUrl,
+    registry: metrics.registry,
+    log: { info: (fields, message) => app?.log.info(fields, message), warn: (f, m) => app?.log.warn(f, m) },
+  }).catch(async (error: unknown) => {
+    await stores.close();
+    throw error;
+  });
+  const composed = await composeApp(config, {
+    stores,
+    metrics,
+    logStream,
+    sources,
+    ...(tls && { https: tls }),
+  });
+  app = composed.app;
   const timers: NodeJS.Timeout[] = [];
   if (config.devData) {
-    const keys = createKeyService({
-      keys: stores.keys,
-      tiers: config.tiers,
-      keySecret: config.keySecret,
-      clock: Date.now,
-    });
-    await loadDevData({ prices: stores.prices, keys, now: Date.now() });
+    try {
+      await loadDevData({ prices: stores.prices, keys: composed.services.keys, now: Date.now() });
+    } catch (error) {
+      await app.close();
+      await sources.close();
+      await stores.close();
+      throw error;
+    }
     let dates = devDates(Date.now());
     const extend = setInterval(() => {
       const now = Date.now();
@@ -159,20 +121,22 @@ export async function startServer(config: Config): Promise<Running> {
     extend.unref();
     timers.push(extend);
   }
-  const tls = await tlsMaterial(config);
-  // One log line per request, written in batches of 8 KiB instead of a system call each, and at
-  // least every 250 ms. Asynchronous, because pino writes what is left at exit only for an
-  // asynchronous destination (a SIGKILL still loses the last 250 ms).
-  const logStream = destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 250 });
-  app = await buildApp(config, { stores, metrics, logStream, ...(tls && { https: tls }) });
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     for (const timer of timers) clearInterval(timer);
     await app.close();
+    await sources.close();
     await stores.close();
     throw listenError(error, config);
   }
+  sources.start();
+  // Webhook deliveries (docs/webhooks.md): beside serving, so an import never waits for a receiver.
+  const deliveries = startDeliveries(config, stores, app.log);
+  app.log.info({ tz }, `time zone data: ${describeTzSource(tz)}`);
+  // Stored points written under older zone rules: one warning, from a scan that runs beside serving.
+  const offGridScan = new AbortController();
+  const offGridScanned = warnAboutOffGridPoints(stores.prices, app.log, offGridScan.signal);
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const local = ['127.0.0.1', '0.0.0.0', '::', '::1', 'localhost'].includes(config.host);
@@ -183,6 +147,7 @@ export async function startServer(config: Config): Promise<Running> {
   const close = () => {
     closed ??= (async () => {
       for (const timer of timers) clearInterval(timer);
+      offGridScan.abort();
       // Node closes the keep-alive connections that are idle when closing starts, once. A connection
       // whose request is still running goes idle later and would hold the exit for keepAliveTimeout,
       // past the grace time if the drain was long: close such connections as soon as they go idle.
@@ -192,6 +157,9 @@ export async function startServer(config: Config): Promise<Running> {
       } finally {
         clearInterval(reaper);
       }
+      await offGridScanned;
+      await deliveries?.stop();
+      await sources.close();
       await stores.close();
     })();
     return closed;

@@ -1,18 +1,19 @@
 /**
- * Who is calling (DESIGN section 3). The key comes from `x-api-key` or `Authorization: Bearer`;
+ * Who is calling (docs/keys-and-tiers.md). The key comes from `x-api-key` or `Authorization: Bearer`;
  * malformed, unknown, revoked and expired keys all get the same `invalid_api_key`, so an answer
- * never tells which. Failed attempts are counted per client address and, past the limit, refused
- * before any lookup. Verified keys are cached briefly, so a revocation is seen within the cache
- * time (under the 5 s DESIGN promises) without a database read per request. Last-used times are
- * kept in memory and written in batches, so a request never costs a database write.
+ * never tells which, by its body or by its timing. Failed attempts are counted per client address
+ * (./failure-budget.ts): a unit is reserved before each key lookup, so past the budget the answer
+ * is 429 before any lookup, exactly, on every engine. Verified and refused keys are cached briefly,
+ * so a revocation is seen within the cache time (under the 5 s promised in docs/keys-and-tiers.md) without a database
+ * read per request. Last-used times are kept in memory and written in batches, so a request never
+ * costs a database write.
  */
 
 import { hash } from 'node:crypto';
 import { ApiError } from '../domain/errors/api-error.js';
 import { isWellFormedKey, keyHash, keyKind } from '../domain/keys/key-format.js';
-import type { LimitRule } from '../domain/limits/tiers.js';
-import { addressGroup } from '../domain/net/client-address.js';
 import type { KeyRecord, KeyStore, LimitGate, RateLimitStore } from '../stores/types.js';
+import { createFailureBudget, failureSubject } from './failure-budget.js';
 
 export interface Credentials {
   readonly apiKeyHeader: string | string[] | undefined;
@@ -20,6 +21,11 @@ export interface Credentials {
   /** The raw query string, without `?`. */
   readonly query: string;
   readonly ip: string;
+  /**
+   * The caller holds the request to `failureGate` in the store call that counts it, so a cached key
+   * is not checked against the budget here: one rate-limit store call per request instead of two.
+   */
+  readonly gatedLater?: boolean;
 }
 
 export interface AuthenticatorDeps {
@@ -43,7 +49,6 @@ export interface AuthenticatorDeps {
   readonly onFlushError?: (error: unknown) => void;
 }
 
-const WWW_AUTHENTICATE = { 'www-authenticate': 'Bearer realm="pricepoint"' };
 const HOW = 'Send it in the x-api-key header or as Authorization: Bearer <key>.';
 const CACHE_LIMIT = 100_000;
 /** How long a verified key stays usable past its cache time while the key store cannot be reached. */
@@ -61,7 +66,7 @@ function unauthorized(
     conflicting_api_keys: 'The x-api-key and Authorization headers carry different keys; send one key.',
     api_key_in_query: `API keys are not accepted in the query string, where they end up in logs. ${HOW}`,
   }[code];
-  return new ApiError(code, detail, { headers: WWW_AUTHENTICATE });
+  return new ApiError(code, detail);
 }
 
 function keyInQuery(query: string): boolean {
@@ -71,11 +76,6 @@ function keyInQuery(query: string): boolean {
     if (KEY_PARAMS.has(name.toLowerCase()) || KEY_LOOKING.test(name) || KEY_LOOKING.test(value)) return true;
   }
   return false;
-}
-
-/** Where failed logins from `ip` (and its neighbours) are counted. */
-function failureSubject(ip: string): string {
-  return `auth-failures:${addressGroup(ip)}`;
 }
 
 /** What the verified-key cache is keyed by: the key's SHA-256, in one call. */
@@ -109,11 +109,30 @@ function presentedKey(credentials: Pick<Credentials, 'apiKeyHeader' | 'authoriza
   return fromHeader ?? fromBearer;
 }
 
+/** The key a request presents, if it is one worth looking up; else throws the 401 to answer. */
+function acceptableKey(credentials: Credentials, acceptDemoKeys: boolean): string {
+  if (keyInQuery(credentials.query)) throw unauthorized('api_key_in_query');
+  const key = presentedKey(credentials);
+  if (key === undefined) throw unauthorized('missing_api_key');
+  if (!isWellFormedKey(key)) throw unauthorized('invalid_api_key');
+  if (!acceptDemoKeys && keyKind(key) === 'demo') throw unauthorized('invalid_api_key');
+  return key;
+}
+
 export function createAuthenticator(deps: AuthenticatorDeps) {
-  const failureRule: LimitRule[] = [
-    { name: 'auth-failures', limit: deps.failuresPerMinute, windowSeconds: 60 },
-  ];
+  const budget = createFailureBudget(deps.rateLimits, deps.failuresPerMinute);
+  /** Keys found live in the last `cacheMs`, by fingerprint (and kept `STALE_MS` more for a store outage). */
   let cache = new Map<string, { record: KeyRecord; until: number }>();
+  /**
+   * Keys refused in the last `cacheMs`, by fingerprint, to the time they are refused until: unknown,
+   * revoked and expired keys alike, so all three are answered the same way and equally fast (README
+   * "Decisions"). Entries come only with a unit of a failed-login budget, and the map is bounded.
+   */
+  let refused = new Map<string, number>();
+  /** Lookups in flight, by address group and fingerprint: a burst of one key shares one lookup. */
+  const lookups = new Map<string, Promise<KeyRecord | undefined>>();
+  /** Moves on with every `forget`, so a lookup that started before it does not fill the caches again. */
+  let generation = 0;
   let lastUsed = new Map<string, number>();
   let flushing: Promise<void> = Promise.resolve();
 
@@ -140,31 +159,84 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
   // Housekeeping must never keep a process alive.
   flusher.unref();
 
+  /** Keeps the outcome of a lookup for `cacheMs`: a live key in `cache`, anything else in `refused`. */
+  function remember(print: string, record: KeyRecord | undefined, now: number): void {
+    const until = now + deps.cacheMs;
+    if (record !== undefined && isLive(record, now)) {
+      refused.delete(print);
+      if (cache.size >= CACHE_LIMIT) cache = new Map();
+      cache.set(print, { record, until });
+      return;
+    }
+    cache.delete(print);
+    if (until <= now) return;
+    if (refused.size >= CACHE_LIMIT) refused = new Map();
+    refused.set(print, until);
+  }
+
   /**
-   * The record of a well-formed key, from the cache or the key store. The cache is keyed by the
-   * key's plain SHA-256, made in one call: an HMAC per request costs several times as much, and a
-   * fingerprint held in this process' memory is never stored anywhere.
+   * The stored record of a well-formed key. The lookup is by the key's hash (never the key); the
+   * caches are keyed by its plain SHA-256, made in one call: an HMAC per request costs several times
+   * as much, and a fingerprint held in this process' memory is never stored anywhere.
    */
-  async function lookup(key: string, now: number): Promise<KeyRecord | undefined> {
-    const print = fingerprint(key);
-    const hit = cache.get(print);
-    if (hit !== undefined && hit.until > now) return hit.record;
+  async function find(key: string, print: string, now: number): Promise<KeyRecord | undefined> {
+    const started = generation;
+    const stale = cache.get(print);
     let record: KeyRecord | undefined;
     try {
       record = await deps.keys.findByHash(keyHash(key, deps.keySecret));
     } catch (error) {
-      // The key store is away (DESIGN section 7): a key verified a little while ago keeps working,
+      // The key store is away (docs/scale-out.md): a key verified a little while ago keeps working,
       // since nothing can revoke it while the store is down; an unknown key gets the store's error.
-      if (hit !== undefined && hit.until + STALE_MS > now) return hit.record;
+      if (stale !== undefined && stale.until + STALE_MS > now) return stale.record;
       throw error;
     }
-    if (record === undefined) {
-      cache.delete(print);
-      return undefined;
-    }
-    if (cache.size >= CACHE_LIMIT) cache = new Map();
-    cache.set(print, { record, until: now + deps.cacheMs });
+    if (generation === started) remember(print, record, now);
     return record;
+  }
+
+  /**
+   * A key neither cache knows, checked with the store. The first request for it reserves a unit of
+   * its address' failed-login budget before the store is asked, atomically in the rate-limit store:
+   * so however many requests arrive at once, on however many instances, no more lookups than the
+   * budget reach the store, and past the budget the answer is 429 before any lookup. A live key gives
+   * its unit back (valid keys never use up the budget); any other outcome keeps it as its failure.
+   * Requests from the same address that arrive while that lookup is in flight wait for it instead of
+   * reserving units of their own, and pay their own failure if it fails.
+   */
+  async function verify(key: string, print: string, subject: string, now: number): Promise<KeyRecord> {
+    const id = `${subject}\n${print}`;
+    const shared = lookups.get(id);
+    if (shared !== undefined) {
+      const record = await shared; // the first request's 429 or store error is this one's too
+      if (record !== undefined && isLive(record, now)) {
+        await budget.check(subject, now);
+        return record;
+      }
+      await budget.take(subject, now);
+      throw unauthorized('invalid_api_key');
+    }
+    const reservation = budget.take(subject, now);
+    const lookup = reservation.then(() => find(key, print, now));
+    lookups.set(id, lookup);
+    const done = () => {
+      if (lookups.get(id) === lookup) lookups.delete(id);
+    };
+    lookup.then(done, done);
+    const reserved = await reservation;
+    let record: KeyRecord | undefined;
+    try {
+      record = await lookup;
+    } catch (error) {
+      // A store that is away (503) says nothing about the key: not a failure.
+      await budget.giveBack(subject, reserved);
+      throw error;
+    }
+    if (record !== undefined && isLive(record, now)) {
+      await budget.giveBack(subject, reserved);
+      return record;
+    }
+    throw unauthorized('invalid_api_key');
   }
 
   return {
@@ -172,49 +244,45 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
     async authenticate(credentials: Credentials): Promise<KeyRecord> {
       const now = deps.clock();
       const subject = failureSubject(credentials.ip);
-      const budget = await deps.rateLimits.peek(subject, failureRule, now);
-      if (!budget.allowed) {
-        const reset = budget.states[0]?.resetAtMs ?? now + 60_000;
-        const seconds = Math.max(1, Math.ceil((reset - now) / 1000));
-        throw new ApiError(
-          'too_many_auth_failures',
-          `Too many failed authentications from this address; try again in ${seconds} s.`,
-          { headers: { 'retry-after': String(seconds) } },
-        );
-      }
+      let key: string;
       try {
-        if (keyInQuery(credentials.query)) throw unauthorized('api_key_in_query');
-        const key = presentedKey(credentials);
-        if (key === undefined) throw unauthorized('missing_api_key');
-        if (!isWellFormedKey(key)) throw unauthorized('invalid_api_key');
-        if (!deps.acceptDemoKeys && keyKind(key) === 'demo') throw unauthorized('invalid_api_key');
-        const record = await lookup(key, now);
-        if (record === undefined || !isLive(record, now)) {
-          throw unauthorized('invalid_api_key');
-        }
-        lastUsed.set(record.id, now);
-        return record;
+        key = acceptableKey(credentials, deps.acceptDemoKeys);
       } catch (error) {
-        // A request without any key is a misconfigured client, not a guess: it is not counted; nor
-        // is a lookup that failed because a store is away (503), which says nothing about the key.
-        if (error instanceof ApiError && error.status === 401 && error.code !== 'missing_api_key') {
-          await deps.rateLimits.consume(subject, failureRule, now);
-        }
+        // A request without any key is a misconfigured client, not a guess: it is not counted, but
+        // it is refused like any other while the address is past its budget.
+        if (error instanceof ApiError && error.code === 'missing_api_key') await budget.check(subject, now);
+        else await budget.take(subject, now);
         throw error;
       }
+      const print = fingerprint(key);
+      const known = cache.get(print);
+      if (known !== undefined && known.until > now) {
+        if (isLive(known.record, now)) {
+          if (credentials.gatedLater !== true) await budget.check(subject, now);
+          lastUsed.set(known.record.id, now);
+          return known.record;
+        }
+        remember(print, known.record, now); // it expired while cached: refused from now on
+      }
+      if ((refused.get(print) ?? 0) > now) {
+        await budget.take(subject, now);
+        throw unauthorized('invalid_api_key');
+      }
+      const record = await verify(key, print, subject, now);
+      lastUsed.set(record.id, now);
+      return record;
     },
 
     /**
-     * The record of a key verified a moment ago, for the fast path: `undefined` unless the key is
-     * cached and live. It counts nothing and throws nothing; whatever it cannot vouch for goes
-     * through `authenticate`. The caller must still hold the request to `failureGate` (the fast
-     * path does it in the same store call that counts the request) and then call `used`.
+     * The record of a key verified a moment ago: `undefined` unless the request carries no key in
+     * its query and presents one key that is cached and live. It counts nothing and throws nothing;
+     * whatever it cannot vouch for goes through `authenticate`. The caller must still hold the
+     * request to `failureGate` (in the same store call that counts it) and then call `used`.
      */
-    verifiedFromCache(
-      credentials: Pick<Credentials, 'apiKeyHeader' | 'authorization'>,
-    ): KeyRecord | undefined {
+    verifiedFromCache(credentials: Omit<Credentials, 'ip'>): KeyRecord | undefined {
       let key: string | undefined;
       try {
+        if (keyInQuery(credentials.query)) return undefined;
         key = presentedKey(credentials);
       } catch {
         return undefined;
@@ -230,7 +298,7 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
 
     /** The failed-login budget of a client address: while it is used up, no key is accepted from it. */
     failureGate(ip: string): LimitGate {
-      return { subject: failureSubject(ip), limits: failureRule };
+      return budget.gate(ip);
     },
 
     /** Notes that `record` was used just now (written with the next batch of last-used times). */
@@ -238,9 +306,14 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
       lastUsed.set(record.id, deps.clock());
     },
 
-    /** Forgets cached keys, e.g. after a local revocation. */
+    /**
+     * Forgets every cached verdict, live and refused, e.g. after a local revocation or a key notice
+     * from another instance (a key created meanwhile is then found at once).
+     */
     forget(): void {
       cache = new Map();
+      refused = new Map();
+      generation += 1;
     },
 
     /** Writes the last-used times collected so far (the timer does this every few seconds). */

@@ -3,21 +3,28 @@
  * Nothing here knows series or prices; `import-service.ts` checks the rows.
  *
  * CSV (RFC 4180: quoted fields, `""` escapes, quoted line breaks, LF or CRLF): a header row naming
- * columns, then one point per row. JSON: one point object per line (JSON Lines); the lines may be
- * wrapped in `[` and `]` with commas, so a JSON array written one point per line imports as well.
- * One point per line is what keeps memory flat and line numbers meaningful.
+ * columns, then one point per row. JSON Lines: one point object per line; the lines may be wrapped
+ * in `[` and `]` with commas. Any other JSON text (a compact or pretty-printed array, `{"prices"}`,
+ * the read answer) is read by `import-json-document.ts`.
  *
  * The CSV reader is our own rather than `csv-parse`: with the line numbers every bad row must name,
  * `csv-parse` read 125,000 rows a second here (340,000 without them), short of the 200,000 points a
  * second a whole import must reach. Rows come in batches (one per chunk read) so the consumer's
  * `for await` runs per chunk, not per row.
+ *
+ * Hostile input costs no more than a good file (README "Importing prices"): no step reads more than
+ * `PIECE` characters of new input without giving the event loop a turn, a CSV record is at most
+ * `MAX_RECORD` characters and a JSON line at most `MAX_JSON_LINE`, nested at most `MAX_JSON_DEPTH`
+ * deep. A longer JSON line is never built: the reader notes that it is too long and skips to its end.
  */
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { jsonDocumentRows } from './import-json-document.js';
 
 /** One row as read: `price` is the source text, or a number when the source text was not found. */
 export interface RawRow {
   readonly line: number;
+  /** Where a point of a JSON document sits (`[2]`, `series[0].prices[2]`), beside its line. */
+  readonly path?: string | undefined;
   readonly symbol: string | undefined;
   readonly start: string | undefined;
   readonly price: string | number | undefined;
@@ -27,14 +34,45 @@ export interface RawRow {
   readonly error: string | undefined;
 }
 
-export type ImportFormat = 'csv' | 'json';
+/** `json`: any JSON text of points (`import-json-document.ts`); `jsonl`: JSON Lines. */
+export type ImportFormat = 'csv' | 'json' | 'jsonl';
 export type RowBatches = AsyncIterable<readonly RawRow[]>;
 
 /** Columns an import understands; `date` and `end` are derived from `start` and so ignored. */
 export const KNOWN_COLUMNS = ['symbol', 'date', 'start', 'end', 'price', 'currency', 'unit'] as const;
 const KNOWN = new Set<string>(KNOWN_COLUMNS);
 /** The longest CSV record read (a quoted field may hold line breaks, but not a megabyte of them). */
-const MAX_RECORD = 1 << 20;
+export const MAX_RECORD = 1 << 20;
+/**
+ * The longest JSON line read. A point is one small flat object, a few hundred characters at most;
+ * a longer line is a bad row, read past without being held.
+ */
+export const MAX_JSON_LINE = 8192;
+/**
+ * The deepest nesting of brackets in a JSON line: a point inside the array's `[`, with room for a
+ * nested value in the ignored `date` and `end`. A deeper line is a bad row, never parsed.
+ */
+export const MAX_JSON_DEPTH = 8;
+/**
+ * The most new text read in one synchronous step. Streams from files and sockets deliver 64 KiB
+ * chunks; a larger chunk (an in-process stream) is cut, with a turn of the event loop between pieces.
+ */
+const PIECE = 64 * 1024;
+
+/** The text of `input` in pieces of at most `PIECE` characters, never empty. */
+export async function* textPieces(input: Readable): AsyncGenerator<string> {
+  input.setEncoding('utf8');
+  for await (const chunk of input as AsyncIterable<string>) {
+    if (chunk.length <= PIECE) {
+      if (chunk !== '') yield chunk;
+      continue;
+    }
+    for (let from = 0; from < chunk.length; from += PIECE) {
+      if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+      yield chunk.slice(from, from + PIECE);
+    }
+  }
+}
 
 /** A problem with the whole file (its header), reported at its line. */
 export class FormatError extends Error {
@@ -141,7 +179,6 @@ function readHeader(fields: string[], line: number, needSymbol: boolean): Column
  * it starts on.
  */
 export async function* csvRows(input: Readable, needSymbol: boolean): AsyncGenerator<RawRow[]> {
-  input.setEncoding('utf8');
   let columns: Columns | undefined;
   let rest = '';
   let line = 0;
@@ -217,7 +254,7 @@ export async function* csvRows(input: Readable, needSymbol: boolean): AsyncGener
     return out;
   };
 
-  for await (const chunk of input as AsyncIterable<string>) {
+  for await (const chunk of textPieces(input)) {
     let text = rest + chunk;
     if (first) {
       first = false;
@@ -241,8 +278,47 @@ export async function* csvRows(input: Readable, needSymbol: boolean): AsyncGener
 const PRICE_SOURCE = /"price"\s*:\s*(-?[0-9][0-9.eE+-]*)/;
 const JSON_FIELDS = new Set<string>(KNOWN_COLUMNS);
 const JSON_BATCH = 1024;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Whether brackets outside strings nest deeper than `MAX_JSON_DEPTH` anywhere in `text`. */
+function tooDeep(text: string): boolean {
+  // A point has one `{` and perhaps a `[`: count them first, walk the line only when there are many.
+  let openers = 0;
+  for (const opener of ['{', '[']) {
+    for (let i = text.indexOf(opener); i >= 0; i = text.indexOf(opener, i + 1)) {
+      if (++openers > MAX_JSON_DEPTH) return nestsTooDeep(text);
+    }
+  }
+  return false;
+}
+
+function nestsTooDeep(text: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // On to the closing quote: brackets in a string are text.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
 
 function jsonRow(line: number, text: string): RawRow | undefined {
+  if (tooDeep(text)) {
+    return badRow(line, `nests deeper than ${MAX_JSON_DEPTH} levels; a point is one flat object`);
+  }
   // Array brackets and separating commas around the one object of the line.
   const body = text.trim().replace(/^\[/, '').replace(/,$/, '').replace(/\]$/, '').replace(/,$/, '').trim();
   if (body === '') return undefined;
@@ -285,25 +361,74 @@ function jsonRow(line: number, text: string): RawRow | undefined {
   };
 }
 
-/** Batches of rows of a JSON Lines stream (optionally wrapped as a one-point-per-line array). */
+/**
+ * Batches of the rows of a JSON Lines stream (optionally wrapped as a one-point-per-line array).
+ * Lines end at LF, CR LF or CR, as `node:readline` splits them. A line longer than `MAX_JSON_LINE`
+ * is a bad row at its line, and of it only its length is ever known.
+ */
 export async function* jsonRows(input: Readable): AsyncGenerator<RawRow[]> {
-  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-  let line = 0;
+  let line = 1;
+  // The text of `line` so far; once it is too long, nothing more of it.
+  let text = '';
+  let tooLong = false;
+  // The last piece ended with CR: an LF that starts the next one ends no second line.
+  let afterCr = false;
   let batch: RawRow[] = [];
-  for await (const text of lines) {
-    line++;
-    const row = jsonRow(line, line === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-    if (row === undefined) continue;
-    batch.push(row);
-    if (batch.length >= JSON_BATCH) {
-      yield batch;
-      batch = [];
+
+  const add = (piece: string, from: number, to: number) => {
+    if (tooLong || from === to) return;
+    if (text.length + (to - from) > MAX_JSON_LINE) {
+      tooLong = true;
+      text = '';
+    } else {
+      text += piece.slice(from, to);
     }
+  };
+  const end = () => {
+    const row = tooLong
+      ? badRow(line, `is longer than ${MAX_JSON_LINE} characters; a point is one short line`)
+      : jsonRow(line, line === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    if (row !== undefined) batch.push(row);
+    line++;
+    text = '';
+    tooLong = false;
+  };
+
+  for await (const piece of textPieces(input)) {
+    let from = afterCr && piece.charCodeAt(0) === LF ? 1 : 0;
+    // The next LF and CR, each looked for again only once passed: most files have no CR at all.
+    let lf = piece.indexOf('\n', from);
+    let cr = piece.indexOf('\r', from);
+    while (lf >= 0 || cr >= 0) {
+      const at = cr < 0 || (lf >= 0 && lf < cr) ? lf : cr;
+      add(piece, from, at);
+      end();
+      from = at === cr && piece.charCodeAt(at + 1) === LF ? at + 2 : at + 1;
+      if (lf >= 0 && lf < from) lf = piece.indexOf('\n', from);
+      if (cr >= 0 && cr < from) cr = piece.indexOf('\r', from);
+      if (batch.length >= JSON_BATCH) {
+        yield batch;
+        batch = [];
+      }
+    }
+    add(piece, from, piece.length);
+    afterCr = piece.charCodeAt(piece.length - 1) === CR;
   }
+  if (text !== '' || tooLong) end();
   if (batch.length > 0) yield batch;
 }
 
-/** Batches of the rows of `input` in `format`. */
-export function readRows(input: Readable, format: ImportFormat, needSymbol: boolean): RowBatches {
-  return format === 'csv' ? csvRows(input, needSymbol) : jsonRows(input);
+/**
+ * Batches of the rows of `input` in `format`. `symbol` is the one series of an upload: a JSON
+ * document's series naming another is then a bad row.
+ */
+export function readRows(
+  input: Readable,
+  format: ImportFormat,
+  needSymbol: boolean,
+  symbol?: string,
+): RowBatches {
+  if (format === 'csv') return csvRows(input, needSymbol);
+  if (format === 'jsonl') return jsonRows(input);
+  return jsonDocumentRows(input, symbol);
 }

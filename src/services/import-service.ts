@@ -1,5 +1,5 @@
 /**
- * Price imports (issue 3): every row is checked (known series, RFC 3339 start on the series' grid,
+ * Price imports (README "Importing prices"): every row is checked (known series, RFC 3339 start on the series' grid,
  * a plain decimal price, no interval twice in one import), valid points are written in batches into
  * one all-or-nothing store session, and the first bad row stops the writing but not the checking,
  * so the answer names every bad row (the first 100 of them). Memory stays flat: rows stream through,
@@ -10,6 +10,7 @@ import { isOnGrid, RESOLUTIONS } from '../domain/time/days.js';
 import { parseRfc3339 } from '../domain/time/rfc3339.js';
 import { offsetMinutes } from '../domain/time/zone.js';
 import type { ImportPoint, PriceStore, PriceWriteSession, Series } from '../stores/types.js';
+import { pointsToWrite, rankedAbove } from './day-precedence.js';
 import { FormatError, type RawRow, type RowBatches } from './import-formats.js';
 
 export const MAX_REPORTED_ERRORS = 100;
@@ -34,6 +35,16 @@ export interface ImportOptions {
   readonly symbol?: string;
   /** The caller bounds the input (an HTTP body): see `PriceStore.beginPriceWrites`. */
   readonly small?: boolean;
+  /** Where the points come from, recorded for every day written: a source's name; default `import`. */
+  readonly source?: string;
+  /** When they were fetched (epoch ms); default now. */
+  readonly fetchedAt?: number;
+  /**
+   * The sources of these series, best first: an import from a lower-ranked one only fills what the
+   * ones above did not deliver complete (./day-precedence.ts). Its points are then held until every
+   * row is checked, so a ranked import should be bounded (a source's window).
+   */
+  readonly ranking?: readonly string[];
 }
 
 const DAY_MS = 86_400_000;
@@ -127,9 +138,18 @@ export function createImportService({ prices }: { prices: PriceStore }) {
       let errorCount = 0;
       let written = 0;
       let batch: ImportPoint[] = [];
+      const source = options.source ?? 'import';
+      const ranking = options.ranking;
       let session: PriceWriteSession | undefined = options.dryRun
         ? undefined
-        : await prices.beginPriceWrites({ small: options.small === true });
+        : await prices.beginPriceWrites({
+            small: options.small === true,
+            provenance: {
+              source,
+              fetchedAt: options.fetchedAt ?? Date.now(),
+              ...(ranking !== undefined && { keep: rankedAbove(source, ranking) }),
+            },
+          });
 
       const fail = async (line: number, reason: string) => {
         errorCount++;
@@ -158,21 +178,27 @@ export function createImportService({ prices }: { prices: PriceStore }) {
           for (const row of rows) {
             const point = checkRow(row);
             if (typeof point === 'string') {
-              await fail(row.line, point);
+              await fail(row.line, row.path === undefined ? point : `${row.path}: ${point}`);
               continue;
             }
             if (errorCount > 0) continue;
             written++;
             if (session !== undefined) batch.push(point);
           }
-          if (session !== undefined && batch.length >= BATCH) {
+          if (session !== undefined && ranking === undefined && batch.length >= BATCH) {
             await session.write(batch);
             batch = [];
           }
         }
         if (errorCount > 0) return { ok: false, errors, errorCount };
         if (session !== undefined) {
-          if (batch.length > 0) await session.write(batch);
+          if (ranking !== undefined) {
+            const series = (symbol: string) => (states.get(symbol) as SeriesState).series;
+            batch = await pointsToWrite(prices, batch, series, source, ranking);
+            written = batch.length;
+          }
+          for (let from = 0; from < batch.length; from += BATCH)
+            await session.write(batch.slice(from, from + BATCH));
           await session.commit();
           session = undefined;
         }

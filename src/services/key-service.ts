@@ -12,7 +12,8 @@ import {
   randomBase62,
 } from '../domain/keys/key-format.js';
 import type { Tier } from '../domain/limits/tiers.js';
-import type { KeyRecord, KeyStore, Scope } from '../stores/types.js';
+import { isPlainText, PLAIN_TEXT_RULE } from '../domain/text/plain-text.js';
+import { type KeyRecord, type KeyStore, SCOPES, type Scope } from '../stores/types.js';
 
 /** A key as shown to operators: everything but the hash. */
 export type KeyView = Omit<KeyRecord, 'hash'>;
@@ -28,6 +29,21 @@ export interface NewKey {
   readonly scopes?: readonly Scope[];
   readonly expiresAt?: number | null;
   readonly kind?: KeyKind;
+}
+
+/** A key as a client or an operator asked for it, not yet checked: `create` names every bad field. */
+export interface KeyDraft {
+  readonly name?: string;
+  readonly tier?: string;
+  readonly scopes?: readonly string[];
+  readonly expiresAt?: number | null;
+  readonly kind?: KeyKind;
+}
+
+/** One bad field of a key draft, as the 400 lists it in `errors`. */
+export interface KeyFieldProblem {
+  readonly field: string;
+  readonly detail: string;
 }
 
 /** A rotation's answer: the new key (shown this once), its view, and the old key with its new expiry. */
@@ -52,31 +68,59 @@ export interface KeyServiceDeps {
 
 export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDeps) {
   function checkTier(tier: string): void {
-    // Own names only: `constructor` or `__proto__` must not pass as a tier.
-    if (!Object.hasOwn(tiers, tier)) {
-      throw new ApiError('invalid_parameter', `tier must be one of ${Object.keys(tiers).join(', ')}`, {
-        extra: { parameter: 'tier' },
-      });
-    }
+    const problem = tierProblem(tier);
+    if (problem) throw new ApiError('invalid_parameter', problem.detail, { extra: { parameter: 'tier' } });
   }
 
-  function validate(spec: NewKey): void {
-    checkTier(spec.tier);
-    if (spec.name.trim() === '' || spec.name.length > 200) {
-      throw new ApiError('invalid_parameter', 'name must be 1 to 200 characters', {
-        extra: { parameter: 'name' },
+  function tierProblem(tier: string | undefined): KeyFieldProblem | undefined {
+    if (tier === undefined) return { field: 'tier', detail: 'tier is missing' };
+    // Own names only: `constructor` or `__proto__` must not pass as a tier.
+    if (Object.hasOwn(tiers, tier)) return undefined;
+    return { field: 'tier', detail: `tier must be one of ${Object.keys(tiers).join(', ')}` };
+  }
+
+  function nameProblem(name: string | undefined): KeyFieldProblem | undefined {
+    if (name === undefined) return { field: 'name', detail: 'name is missing' };
+    // It is printed in listings and terminals (README "Decisions"): a line feed would forge a row.
+    if (!isPlainText(name)) return { field: 'name', detail: `name ${PLAIN_TEXT_RULE}` };
+    if (name.trim() === '' || name.length > 200) {
+      return { field: 'name', detail: 'name must be 1 to 200 characters' };
+    }
+    if (holdsKey(name)) return { field: 'name', detail: 'name must not hold an API key' };
+    return undefined;
+  }
+
+  function scopesProblem(scopes: readonly string[] | undefined): KeyFieldProblem | undefined {
+    if (scopes === undefined) return undefined;
+    const unknown = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
+    if (scopes.length > 0 && unknown === undefined) return undefined;
+    return {
+      field: 'scopes',
+      detail: `scopes must name at least one of ${SCOPES.join(', ')}${unknown === undefined ? '' : ` (not ${unknown})`}`,
+    };
+  }
+
+  /**
+   * The draft as a new key, or one `invalid_parameter` naming every bad field (`errors`), the
+   * problems the caller found first (`known`, such as a timestamp it could not read) among them.
+   */
+  function validate(draft: KeyDraft, known: readonly KeyFieldProblem[]): NewKey {
+    const problems = [
+      nameProblem(draft.name),
+      tierProblem(draft.tier),
+      scopesProblem(draft.scopes),
+      ...known,
+      draft.expiresAt != null && draft.expiresAt <= clock()
+        ? { field: 'expires', detail: 'expires must lie in the future' }
+        : undefined,
+    ].filter((p): p is KeyFieldProblem => p !== undefined);
+    const first = problems[0];
+    if (first !== undefined) {
+      throw new ApiError('invalid_parameter', problems.map((p) => `${p.detail}.`).join(' '), {
+        extra: { parameter: first.field, errors: problems },
       });
     }
-    if (holdsKey(spec.name)) {
-      throw new ApiError('invalid_parameter', 'name must not hold an API key', {
-        extra: { parameter: 'name' },
-      });
-    }
-    if (spec.expiresAt != null && spec.expiresAt <= clock()) {
-      throw new ApiError('invalid_parameter', 'expires must lie in the future', {
-        extra: { parameter: 'expires' },
-      });
-    }
+    return draft as NewKey;
   }
 
   function newRecord(key: string, spec: NewKey): KeyRecord {
@@ -102,8 +146,11 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
 
   return {
     /** Creates a key; the clear key is in the answer and nowhere else. */
-    async create(spec: NewKey): Promise<{ key: string; record: KeyView }> {
-      validate(spec);
+    async create(
+      draft: KeyDraft,
+      known: readonly KeyFieldProblem[] = [],
+    ): Promise<{ key: string; record: KeyView }> {
+      const spec = validate(draft, known);
       const key = generateKey(spec.kind ?? 'live');
       return { key, record: keyView(await store(key, spec)) };
     },

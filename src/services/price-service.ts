@@ -1,43 +1,56 @@
 /**
- * Reading prices (DESIGN section 2): which series a caller may read, which calendar days a request
+ * Reading prices (docs/api.md): which series a caller may read, which calendar days a request
  * means for each of them, the intervals stored in those days, at the series' own or a coarser
  * resolution, and the catalogue with coverage. Knows nothing of HTTP.
  */
 import { ApiError } from '../domain/errors/api-error.js';
 import type { Tier } from '../domain/limits/tiers.js';
-import { aggregateIntervals } from '../domain/prices/aggregate.js';
+import type { EnergyUnit } from '../domain/money/exact.js';
 import {
   addDays,
   type CalendarDate,
   dayBounds,
-  dayIntervals,
   daysBetween,
   formatInstant,
-  intervalEnd,
   localDate,
   RESOLUTIONS,
   type Resolution,
 } from '../domain/time/days.js';
-import type { PriceStore, Series, StoredPrice } from '../stores/types.js';
+import { firstGridCut, type GridCut } from '../domain/time/grid-cut.js';
+import type { DayProvenance, PriceStore, Series } from '../stores/types.js';
+import {
+  checkConversion,
+  convertDays,
+  type FxPairs,
+  type FxUsed,
+  type PricePoint,
+} from './price-conversion.js';
 import { createReadCache, type ReadCacheOptions } from './read-cache.js';
 import { coverageOf, type SeriesView } from './series-service.js';
+import { readServedDays, type SeriesDay, servedPoint } from './served-days.js';
 
-/** One interval as served: RFC 3339 start and end in the day's zone, the price as ingested (or a mean). */
-export interface ServedPrice {
-  readonly start: string;
-  readonly end: string;
-  readonly price: string;
-}
+export type { SeriesDay, ServedPrice } from './served-days.js';
 
-/** A series on one day; `resolution` is the one served, which a `resolution` query may coarsen. */
-export interface SeriesDay extends Series {
-  readonly date: CalendarDate;
-  readonly prices: readonly ServedPrice[];
+/**
+ * A day as answered: the served day, whether every interval of it is stored, and where it came from
+ * (docs/sources.md, "Provenance and completeness").
+ */
+export interface AnsweredDay extends SeriesDay {
+  /**
+   * Every interval of the day is stored. Read in another zone (`tz`), every day of the series' own
+   * zone that the day overlaps is complete. False for a day nothing recorded.
+   */
+  readonly complete: boolean;
+  /** The source that wrote the day (the first such day read in another zone); `null` when unknown. */
+  readonly source: string | null;
+  /** Converted into another currency: the rate of the first interval; `null` when none had a rate. */
+  readonly fx?: FxUsed | null;
+  readonly prices: readonly PricePoint[];
 }
 
 export interface DayAnswer {
   readonly generatedAt: string;
-  readonly series: readonly SeriesDay[];
+  readonly series: readonly AnsweredDay[];
   /** Every day in the answer has ended in its zone, so only a correction could change it. */
   readonly settled: boolean;
   /**
@@ -45,6 +58,8 @@ export interface DayAnswer {
    * same request can mean other days (today moves on) or fall outside the tier's history.
    */
   readonly changesAt: number;
+  /** The FX series the converted prices were computed with: a change of one changes the answer. */
+  readonly fxSymbols?: readonly string[];
 }
 
 export interface DayQuery {
@@ -54,12 +69,50 @@ export interface DayQuery {
   readonly tz?: string;
   /** Serve means over intervals this long where a series is finer; coarser series are served as they are. */
   readonly resolution?: Resolution;
+  /** Prices converted into this currency with the FX series configured for the pair. */
+  readonly currency?: string;
+  /** Energy prices per this unit. */
+  readonly unit?: EnergyUnit;
 }
 
 /** A day named relative to each series' today (`offset`) or by its date. */
 export type DayName = { readonly offset: number } | { readonly date: CalendarDate };
 
-/** At most this many days in one range (DESIGN section 2). */
+/** What a day or range request means, checked against the tier, before anything is read. */
+export interface DayPlan {
+  readonly now: number;
+  readonly query: DayQuery;
+  readonly wanted: readonly {
+    readonly series: Series;
+    readonly zone: string;
+    readonly today: CalendarDate;
+    readonly date: CalendarDate;
+    readonly to: CalendarDate;
+  }[];
+  /** Rate-limit units the request takes (README "Rate limits"): see `weightOf`. */
+  readonly weight: number;
+}
+
+/**
+ * Intervals a rate-limit unit pays for: a request for days takes one unit per started 3,000
+ * intervals it spans, counted on each series' own grid (96 a day at PT15M, 24 at PT1H, 1 at P1D)
+ * whatever `resolution` it is served at, since reading and writing the stored points is the work.
+ * A day of up to 31 quarter-hour series is one unit; a year of one is 12.
+ */
+export const INTERVALS_PER_UNIT = 3_000;
+
+/** The weight of reading `wanted`: one unit per started `INTERVALS_PER_UNIT` intervals, at least one. */
+export function weightOf(
+  wanted: readonly { series: Series; date: CalendarDate; to: CalendarDate }[],
+): number {
+  let intervals = 0;
+  for (const w of wanted) {
+    intervals += (daysBetween(w.date, w.to) + 1) * (RESOLUTIONS.P1D / RESOLUTIONS[w.series.resolution]);
+  }
+  return Math.max(1, Math.ceil(intervals / INTERVALS_PER_UNIT));
+}
+
+/** At most this many days in one range (docs/api.md). */
 export const MAX_RANGE_DAYS = 366;
 
 /** The resolution a series is served at: the asked one where it is coarser than the series' own. */
@@ -72,12 +125,14 @@ export interface PriceServiceDeps {
   readonly clock: () => number;
   /** Keeps days and the series list for a few seconds, and serves them while the store is away. */
   readonly cache?: Omit<ReadCacheOptions, 'maxEntries'>;
+  /** The FX series that convert each pair (`fx:` in the config file). */
+  readonly fx?: FxPairs;
 }
 
 /** The tag of the series list in the read cache: every change of any series drops it. */
 const ALL_SERIES = '*';
 
-export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
+export function createPriceService({ prices, clock, cache, fx = {} }: PriceServiceDeps) {
   const cacheOptions = {
     freshMs: 0,
     staleMs: 0,
@@ -88,7 +143,13 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
   const seriesCache = createReadCache<Series[]>({ ...cacheOptions, maxEntries: 1 });
   // Days as served (formatted, aggregated): a repeated request reuses the same objects, which the
   // renderer also caches by identity.
-  const dayCache = createReadCache<SeriesDay[]>({ ...cacheOptions, maxEntries: 5_000 });
+  // Bounded in points as well: 5,000 week-long ranges of quarter hours would be 3 million points.
+  const dayCache = createReadCache<AnsweredDay[]>({
+    ...cacheOptions,
+    maxEntries: 5_000,
+    maxWeight: 250_000,
+    weigh: (days) => days.reduce((points, day) => points + 1 + day.prices.length, 0),
+  });
 
   function readable(tier: Tier, series: Series): boolean {
     return tier.kinds === null || tier.kinds.includes(series.kind);
@@ -116,7 +177,7 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
   }
 
   /**
-   * Refuses days further back than the tier's history (DESIGN section 4): a date more than
+   * Refuses days further back than the tier's history (docs/keys-and-tiers.md): a date more than
    * `historyDays` before today in the zone the day is read in. Future days are never refused.
    */
   function checkHistory(
@@ -138,28 +199,6 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
     );
   }
 
-  /** The points of one local day, at the served resolution, written in `zone`. */
-  function servedDay(
-    series: Series,
-    served: Resolution,
-    date: CalendarDate,
-    zone: string,
-    points: readonly StoredPrice[],
-  ): ServedPrice[] {
-    if (served === series.resolution) {
-      return points.map((p) => ({
-        start: formatInstant(p.start, zone),
-        end: formatInstant(intervalEnd(p.start, series.timezone, series.resolution), zone),
-        price: p.price,
-      }));
-    }
-    return aggregateIntervals(points, dayIntervals(date, zone, served)).map((a) => ({
-      start: formatInstant(a.start, zone),
-      end: formatInstant(a.end, zone),
-      price: a.price,
-    }));
-  }
-
   /** Consecutive days `from`..`to` of one series as served, cached until the series changes. */
   function seriesDays(
     series: Series,
@@ -167,41 +206,24 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
     to: CalendarDate,
     zone: string,
     asked: Resolution | undefined,
-  ): Promise<SeriesDay[]> {
+  ): Promise<AnsweredDay[]> {
     const served = servedResolution(series.resolution, asked);
+    const read = async () =>
+      withProvenance(prices, series, zone, await readServedDays(prices, series, from, to, zone, served));
     // Long ranges are read as they come: a year of quarter hours per entry would crowd out the days.
-    if (daysBetween(from, to) >= 7) return readSeriesDays(series, from, to, zone, served);
-    return dayCache.read(`${series.symbol}|${from}|${to}|${zone}|${served}`, [series.symbol], () =>
-      readSeriesDays(series, from, to, zone, served),
-    );
+    if (daysBetween(from, to) >= 7) return read();
+    return dayCache.read(`${series.symbol}|${from}|${to}|${zone}|${served}`, [series.symbol], read);
   }
 
-  /** Consecutive days of one series, read from the store at once and cut into local days. */
-  async function readSeriesDays(
-    series: Series,
-    from: CalendarDate,
-    to: CalendarDate,
-    zone: string,
-    served: Resolution,
-  ): Promise<SeriesDay[]> {
-    const start = dayBounds(from, zone).start;
-    const end = dayBounds(to, zone).end;
-    const stored = await prices.pricesBetween(series.symbol, start, end);
-    const days: SeriesDay[] = [];
-    let i = 0;
-    for (let date = from; date <= to; date = addDays(date, 1)) {
-      const { end } = dayBounds(date, zone);
-      const first = i;
-      while (i < stored.length && (stored[i] as StoredPrice).start < end) i++;
-      const points = stored.slice(first, i);
-      days.push({
-        ...series,
-        resolution: served,
-        date,
-        prices: servedDay(series, served, date, zone, points),
-      });
-    }
-    return days;
+  /** The FX series of a pair, from the catalogue as cached; it need not be readable by the caller. */
+  async function fxSeries(symbol: string): Promise<Series | undefined> {
+    const all = await seriesCache.read(ALL_SERIES, [ALL_SERIES], () => prices.listSeries());
+    return all.find((s) => s.symbol === symbol);
+  }
+
+  /** Days of one series in the currency and unit asked (new objects; the cached days stay as stored). */
+  function converted(days: AnsweredDay[], query: DayQuery): Promise<AnsweredDay[]> {
+    return convertDays(prices, days, query, fx, fxSeries);
   }
 
   /** Resolves a day name against one series' today. */
@@ -209,8 +231,11 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
     return 'date' in name ? name.date : addDays(today, name.offset);
   }
 
-  /** Every selected series over the days `from`..`to` (each resolved in the zone it is read in). */
-  async function readDays(tier: Tier, query: DayQuery, from: DayName, to: DayName): Promise<DayAnswer> {
+  /**
+   * Which days of which series a request means (each resolved in the zone it is read in), checked
+   * against the catalogue, the tier and the range bounds, and what reading them weighs.
+   */
+  async function planDays(tier: Tier, query: DayQuery, from: DayName, to: DayName): Promise<DayPlan> {
     const now = clock();
     const selected = await selectSeries(tier, query.symbols);
     const wanted = selected.map((series) => {
@@ -220,14 +245,28 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
     });
     for (const w of wanted) checkRange(w.date, w.to);
     checkHistory(tier, wanted);
+    checkCoarseGrid(wanted, query);
+    checkConversion(selected, query, fx);
+    return { now, query, wanted, weight: weightOf(wanted) };
+  }
+
+  /** The days of a plan, read and written as served. */
+  async function readPlan({ now, query, wanted }: DayPlan): Promise<DayAnswer> {
     const days = await Promise.all(
-      wanted.map((w) => seriesDays(w.series, w.date, w.to, w.zone, query.resolution)),
+      wanted.map(async (w) =>
+        converted(await seriesDays(w.series, w.date, w.to, w.zone, query.resolution), query),
+      ),
     );
     return {
       generatedAt: new Date(now).toISOString(),
       series: days.flat(),
       settled: wanted.every((w) => w.to < w.today),
       changesAt: nextMidnight(now, wanted),
+      ...fxSymbolsOf(
+        wanted.map((w) => w.series),
+        query,
+        fx,
+      ),
     };
   }
 
@@ -242,17 +281,27 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
      * One day of every selected series: `{ offset: 0 }` is today, `{ date: '2026-11-01' }` a date.
      * @example await service.day(tier, { symbols: ['NO1'], tz: 'UTC' }, { offset: 1 }) // tomorrow
      */
-    day(tier: Tier, query: DayQuery, name: DayName): Promise<DayAnswer> {
-      return readDays(tier, query, name, name);
+    async day(tier: Tier, query: DayQuery, name: DayName): Promise<DayAnswer> {
+      return readPlan(await planDays(tier, query, name, name));
     },
 
     /**
      * The days `from` to `to`, inclusive, at most 366: one entry per series and day, by series then date.
      * @example await service.range(tier, {}, { date: '2026-11-01' }, { offset: 0 })
      */
-    range(tier: Tier, query: DayQuery, from: DayName, to: DayName): Promise<DayAnswer> {
-      return readDays(tier, query, from, to);
+    async range(tier: Tier, query: DayQuery, from: DayName, to: DayName): Promise<DayAnswer> {
+      return readPlan(await planDays(tier, query, from, to));
     },
+
+    /**
+     * The days a day or range request means and what they weigh (`plan.weight`, in rate-limit
+     * units), checked but not yet read: a caller charges the weight, then reads the plan.
+     * @example const plan = await service.plan(tier, {}, { offset: -365 }, { offset: 0 }); await pay(plan.weight); await service.read(plan)
+     */
+    plan: planDays,
+
+    /** Reads the days of a plan from `plan`. */
+    read: readPlan,
 
     /**
      * Per series, the interval that contains now or else the last one before now, within the tier's
@@ -261,8 +310,9 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
     async latest(tier: Tier, query: DayQuery): Promise<DayAnswer> {
       const now = clock();
       const selected = await selectSeries(tier, query.symbols);
+      checkConversion(selected, query, fx);
       const series = await Promise.all(
-        selected.map(async (s): Promise<SeriesDay> => {
+        selected.map(async (s): Promise<AnsweredDay> => {
           const zone = query.tz ?? s.timezone;
           const today = localDate(now, zone);
           const served = servedResolution(s.resolution, query.resolution);
@@ -271,22 +321,36 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
               ? Number.MIN_SAFE_INTEGER
               : dayBounds(addDays(today, -tier.historyDays), zone).start;
           const last = await prices.latestPrice(s.symbol, now, oldest);
-          if (last === undefined) return { ...s, resolution: served, date: today, prices: [] };
+          if (last === undefined) {
+            return { ...s, resolution: served, date: today, complete: false, source: null, prices: [] };
+          }
           const date = localDate(last.start, zone);
+          checkCoarseGrid([{ series: s, zone, date, to: date }], query);
           if (served === s.resolution) {
-            return { ...s, date, prices: servedDay(s, served, date, zone, [last]) };
+            const [day] = await withProvenance(prices, s, zone, [
+              { ...s, date, prices: [servedPoint(s, zone, last)] },
+            ]);
+            return day as AnsweredDay;
           }
           // The coarser interval holding the last point: the mean of every point of it.
           const [day] = await seriesDays(s, date, date, zone, served);
           const holding = (day?.prices ?? []).filter(
             (p) => Date.parse(p.start) <= last.start && last.start < Date.parse(p.end),
           );
-          return { ...s, resolution: served, date, prices: holding };
+          return {
+            ...s,
+            resolution: served,
+            date,
+            complete: day?.complete ?? false,
+            source: day?.source ?? null,
+            prices: holding,
+          };
         }),
       );
       return {
         generatedAt: new Date(now).toISOString(),
-        series,
+        series: (await Promise.all(series.map((day) => converted([day], query)))).flat(),
+        ...fxSymbolsOf(selected, query, fx),
         settled: false,
         changesAt: nextMidnight(
           now,
@@ -316,11 +380,95 @@ export function createPriceService({ prices, clock, cache }: PriceServiceDeps) {
   };
 }
 
+/**
+ * `days` (consecutive, of one series, read in `zone`) with what the store recorded of the days of the
+ * series' own zone they overlap: one query per read.
+ */
+async function withProvenance(
+  prices: PriceStore,
+  series: Series,
+  zone: string,
+  days: readonly SeriesDay[],
+): Promise<AnsweredDay[]> {
+  const own = series.timezone;
+  /** The series' own dates that a day read in `zone` overlaps. */
+  const ownDates = (date: CalendarDate): [CalendarDate, CalendarDate] => {
+    if (zone === own) return [date, date];
+    const { start, end } = dayBounds(date, zone);
+    return [localDate(start, own), localDate(end - 1, own)];
+  };
+  const first = days[0];
+  const last = days.at(-1);
+  const recorded = new Map<CalendarDate, DayProvenance>();
+  if (first !== undefined && last !== undefined && prices.dayProvenance !== undefined) {
+    const from = ownDates(first.date)[0];
+    const to = ownDates(last.date)[1];
+    for (const day of await prices.dayProvenance(series.symbol, from, to)) recorded.set(day.date, day);
+  }
+  return days.map((day) => {
+    const [from, to] = ownDates(day.date);
+    let complete = true;
+    let source: string | null = null;
+    for (let date = from; date <= to; date = addDays(date, 1)) {
+      const found = recorded.get(date);
+      complete &&= found?.complete === true;
+      source ??= found?.source ?? null;
+    }
+    return { ...day, complete, source };
+  });
+}
+
+/** `{ fxSymbols }`: the FX series converting `series` into the currency asked, when any. */
+function fxSymbolsOf(series: readonly Series[], query: DayQuery, fx: FxPairs): { fxSymbols?: string[] } {
+  const currency = query.currency;
+  if (currency === undefined) return {};
+  const symbols = new Set<string>();
+  for (const s of series) {
+    const symbol = fx[s.currency]?.[currency];
+    if (symbol !== undefined && s.currency !== currency) symbols.add(symbol);
+  }
+  return symbols.size === 0 ? {} : { fxSymbols: [...symbols] };
+}
+
 /** The earliest end of today among `days` (each a zone and its today); a day from now when none. */
 function nextMidnight(now: number, days: readonly { zone: string; today: CalendarDate }[]): number {
   let first = now + 86_400_000;
   for (const d of days) first = Math.min(first, dayBounds(d.today, d.zone).end);
   return first;
+}
+
+/**
+ * Refuses a `resolution` whose intervals, in the zone the days are read in, would cut an interval of
+ * a series in two on any of the days asked (src/domain/time/grid-cut.ts): a mean must be of whole
+ * intervals (README "Reading prices"). Series that share a grid and days are checked once.
+ */
+function checkCoarseGrid(
+  wanted: readonly { series: Series; zone: string; date: CalendarDate; to: CalendarDate }[],
+  query: DayQuery,
+): void {
+  const asked = query.resolution;
+  if (asked === undefined) return;
+  const cuts = new Map<string, GridCut | undefined>();
+  const refused: { symbol: string; cut: GridCut; zone: string; series: Series }[] = [];
+  for (const w of wanted) {
+    const own = w.series.resolution;
+    if (servedResolution(own, asked) === own) continue;
+    const key = `${w.zone}|${w.series.timezone}|${own}|${w.date}|${w.to}`;
+    if (!cuts.has(key)) {
+      const coarse = { zone: w.zone, resolution: asked };
+      cuts.set(key, firstGridCut(coarse, { zone: w.series.timezone, resolution: own }, w.date, w.to));
+    }
+    const cut = cuts.get(key);
+    if (cut !== undefined) refused.push({ symbol: w.series.symbol, cut, zone: w.zone, series: w.series });
+  }
+  const first = refused[0];
+  if (first === undefined) return;
+  const { series, zone, cut } = first;
+  throw new ApiError(
+    'invalid_parameter',
+    `The parameter "resolution" (${asked}) would cut intervals of ${refused.map((r) => r.symbol).join(', ')} in two: read in ${zone}, a ${asked} interval begins at ${formatInstant(cut.at, zone)}, inside a ${series.resolution} interval of ${series.symbol} (${series.timezone}), so its mean would not be of whole intervals. Read in each series' own zone (without "tz"), or without "resolution".`,
+    { extra: { parameter: 'resolution', symbols: refused.map((r) => r.symbol) } },
+  );
 }
 
 /** Refuses a range that runs backwards or spans more than `MAX_RANGE_DAYS` days. */

@@ -1,14 +1,26 @@
 /**
- * Applies a key's tier limits (DESIGN section 4): one unit from every limit, or none when any is
+ * Applies a key's tier limits (docs/keys-and-tiers.md): one unit from every limit, or none when any is
  * used up. The demo tier counts per key and client address, so one noisy user of the shared demo
  * key does not lock everyone else out.
+ *
+ * A request that costs more than an ordinary one to answer (a long range of a fine series) weighs
+ * several units, so a tier's limits bound the work a key can ask for, not only its request count:
+ * the key guard works out the weight from the URL and calls `take` with it (README "Rate limits").
  */
 import { ApiError } from '../domain/errors/api-error.js';
-import { bindingLimit, type LimitDecision, rateLimitHeaders } from '../domain/limits/fixed-window.js';
+import {
+  bindingLimit,
+  checkCost,
+  type LimitDecision,
+  type LimitReport,
+  secondsUntil,
+  shortLimits,
+} from '../domain/limits/fixed-window.js';
 import type { Tier } from '../domain/limits/tiers.js';
 import { addressGroup } from '../domain/net/client-address.js';
 import { andThen, type Maybe } from '../stores/maybe.js';
 import type { KeyRecord, LimitGate, RateLimitStore } from '../stores/types.js';
+import { budgetUsedUp } from './failure-budget.js';
 
 export interface RateLimiterDeps {
   readonly store: RateLimitStore;
@@ -33,29 +45,41 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
     tierOf,
 
     /**
-     * Counts one request. Returns the headers for the answer; throws `rate_limited` (with the same
-     * headers and `Retry-After`) when a limit is used up.
+     * Counts one request, or `cost` units of every limit for a heavy one (all or nothing). Returns
+     * the decision to tell the client; throws `rate_limited` (carrying the same report) when a limit
+     * has fewer units left than the request takes. With `gate` (the address' failed-login budget)
+     * it is checked in the same store call, and a shut gate throws its 429, taking nothing.
      */
-    async take(key: KeyRecord, ip: string): Promise<Record<string, string>> {
+    async take(key: KeyRecord, ip: string, cost = 1, gate?: LimitGate): Promise<LimitReport> {
+      checkCost(cost);
       const tier = tierOf(key);
-      const now = clock();
-      const decision = await store.consume(subject(key, tier, ip), tier.limits, now);
-      const headers = rateLimitHeaders(decision, now);
-      if (!decision.allowed) throw refusal(decision, tier, headers);
-      return headers;
+      const nowMs = clock();
+      const counted = subject(key, tier, ip);
+      let decision: LimitDecision;
+      if (gate === undefined) decision = await store.consume(counted, tier.limits, nowMs, cost);
+      else {
+        const behind = await store.consumeBehind(gate, counted, tier.limits, nowMs, cost);
+        // Only a shut gate gives no decision; its 429 says when the budget has room again.
+        if (behind === undefined)
+          throw budgetUsedUp(await store.peek(gate.subject, gate.limits, nowMs), nowMs);
+        decision = behind;
+      }
+      const report = { decision, nowMs, cost };
+      if (!decision.allowed) throw refusal(report, tier);
+      return report;
     },
 
     /**
      * Counts one request if `gate` is open and every limit has a unit left, for the fast path: the
-     * answer's headers, or `undefined` when the gate is shut or a limit used up (nothing is taken;
-     * the full path then says why). An in-process store answers at once, Redis in one round trip;
-     * a store error rejects, as in `take`.
+     * decision, or `undefined` when the gate is shut or a limit used up (nothing is taken; the full
+     * path then says why). An in-process store answers at once, Redis in one round trip; a store
+     * error rejects, as in `take`.
      */
-    takeIfAllowed(key: KeyRecord, ip: string, gate: LimitGate): Maybe<Record<string, string> | undefined> {
+    takeIfAllowed(key: KeyRecord, ip: string, gate: LimitGate): Maybe<LimitReport | undefined> {
       const tier = tierOf(key);
-      const now = clock();
-      return andThen(store.consumeBehind(gate, subject(key, tier, ip), tier.limits, now), (decision) =>
-        decision?.allowed ? rateLimitHeaders(decision, now) : undefined,
+      const nowMs = clock();
+      return andThen(store.consumeBehind(gate, subject(key, tier, ip), tier.limits, nowMs), (decision) =>
+        decision?.allowed ? { decision, nowMs, cost: 1 } : undefined,
       );
     },
 
@@ -67,14 +91,21 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
   };
 }
 
-function refusal(decision: LimitDecision, tier: Tier, headers: Record<string, string>): ApiError {
-  const binding = bindingLimit(decision);
-  const violated = decision.states.filter((s) => s.remaining === 0).map((s) => s.rule.name);
-  const seconds = headers['retry-after'] ?? '1';
+/** The 429 of a request of `report.cost` units that a limit could not pay. */
+function refusal(report: LimitReport, tier: Tier): ApiError {
+  const { decision, nowMs, cost } = report;
+  const binding = bindingLimit(decision, cost);
+  const violated = shortLimits(decision, cost).map((s) => s.rule.name);
+  const seconds = binding ? secondsUntil(binding.resetAtMs, nowMs) : 1;
+  const what = cost > 1 ? `has fewer units left than this request weighs (${cost})` : 'is used up';
   const detail = binding
-    ? `The ${binding.rule.name} limit of tier ${tier.name} (${binding.rule.limit}) is used up; it resets in ${seconds} s.`
-    : `A limit of tier ${tier.name} is used up.`;
-  return new ApiError('rate_limited', detail, { headers, extra: { 'violated-policies': violated } });
+    ? `The ${binding.rule.name} limit of tier ${tier.name} (${binding.rule.limit}) ${what}; it resets in ${seconds} s.`
+    : `A limit of tier ${tier.name} ${what}.`;
+  return new ApiError('rate_limited', detail, {
+    limits: report,
+    retryAfterSeconds: seconds,
+    extra: { 'violated-policies': violated },
+  });
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;

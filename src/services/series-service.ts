@@ -1,5 +1,5 @@
 /**
- * The series catalogue for operators (DESIGN sections 1 and 2): list the series with their coverage,
+ * The series catalogue for operators (docs/data-model.md, docs/api.md): list the series with their coverage,
  * and create or update one. Used by `PUT /api/v1/series/{symbol}` and `pricepoint series`, so the
  * CLI can do nothing the API would refuse.
  */

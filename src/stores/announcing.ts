@@ -1,5 +1,5 @@
 /**
- * Price and series writes announced on the notice bus (DESIGN section 7), whoever makes them: the
+ * Price and series writes announced on the notice bus (docs/scale-out.md), whoever makes them: the
  * HTTP routes, `pricepoint import`, `series upsert` or the dev data. Every instance then drops
  * what it cached of those series, so an import through one is served by all within seconds.
  */
@@ -21,6 +21,7 @@ export function announceChanges(
     pricesBetween: (symbol, from, to) => prices.pricesBetween(symbol, from, to),
     latestPrice: (symbol, at, from) => prices.latestPrice(symbol, at, from),
     coverage: (symbol) => prices.coverage(symbol),
+    ...(prices.dayProvenance && { dayProvenance: prices.dayProvenance.bind(prices) }),
     ping: () => prices.ping(),
     ...(prices.changeToken && { changeToken: () => (prices.changeToken as () => string)() }),
     async upsertSeries(series) {

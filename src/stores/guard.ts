@@ -1,15 +1,27 @@
 /**
- * The boundary between the service and its databases (DESIGN section 7): a store that fails (the
+ * The boundary between the service and its databases (docs/scale-out.md): a store that fails (the
  * database is down, a lock is held too long) becomes a 503 `service_unavailable` for the client,
  * never a 500 or a 401, and is counted. The cause is logged by the caller's `onError`, never sent.
+ * Calls a circuit breaker refused without asking the database (./circuit-breaker.ts) are 503s too,
+ * but neither logged nor counted again.
  */
 import { ApiError } from '../domain/errors/api-error.js';
+import { CircuitOpenError } from './circuit-breaker.js';
 import type { Stores } from './types.js';
 
 type StoreName = 'prices' | 'keys';
 
 function unavailable(cause: unknown): ApiError {
   if (cause instanceof ApiError) return cause;
+  // SQLite's SQLITE_FULL, the file system's ENOSPC, PostgreSQL's disk_full: say so, since retrying
+  // does not help until the operator frees space (README "Errors").
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === '53100') {
+    return new ApiError(
+      'service_unavailable',
+      "The database's disk is full: nothing was written. Reads go on; writes work again once space is freed.",
+    );
+  }
   return new ApiError(
     'service_unavailable',
     'A database cannot be reached just now; retry in a few seconds.',
@@ -28,7 +40,9 @@ function guard<T extends object>(
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
         const fail = (error: unknown): never => {
-          if (!(error instanceof ApiError)) onError(name, error);
+          // A call the circuit breaker refused was never sent: the failure that tripped it was
+          // reported, and one report per outage says enough (a request rate of them would not).
+          if (!(error instanceof ApiError) && !(error instanceof CircuitOpenError)) onError(name, error);
           throw unavailable(error);
         };
         let result: unknown;

@@ -1,5 +1,5 @@
 /**
- * A value, or a promise of it: in-process stores answer at once, so the hot path (issue 6) goes on
+ * A value, or a promise of it: in-process stores answer at once, so the hot path (src/http/fast-path.ts) goes on
  * in the same turn instead of waiting for a microtask; `await` takes either.
  */
 export type Maybe<T> = T | Promise<T>;

@@ -4,10 +4,12 @@
  */
 import type { LimitDecision } from '../domain/limits/fixed-window.js';
 import type { LimitRule } from '../domain/limits/tiers.js';
-import type { Resolution } from '../domain/time/days.js';
+import type { CalendarDate, Resolution } from '../domain/time/days.js';
+import type { EventLog } from '../events/types.js';
+import type { WebhookStore } from '../webhooks/store.js';
 import type { Maybe } from './maybe.js';
 
-/** One priced thing (DESIGN section 1). */
+/** One priced thing (docs/data-model.md). */
 export interface Series {
   readonly symbol: string;
   readonly name: string;
@@ -22,6 +24,32 @@ export interface Series {
 export interface StoredPrice {
   readonly start: number;
   readonly price: string;
+}
+
+/**
+ * Where one stored day of a series (its local date in the series' zone) came from, and whether every
+ * interval of that day is stored (docs/sources.md, "Provenance and completeness").
+ */
+export interface DayProvenance {
+  readonly date: CalendarDate;
+  /** The source's name, or `import` for files, the upload API and direct writes. */
+  readonly source: string;
+  /** When the day was last written (epoch ms). */
+  readonly fetchedAt: number;
+  readonly complete: boolean;
+}
+
+/** What an import records for every day it writes into (`PriceStore.beginPriceWrites`). */
+export interface WriteProvenance {
+  /** The source's name, or `import`. */
+  readonly source: string;
+  /** When the points were fetched (epoch ms). */
+  readonly fetchedAt: number;
+  /**
+   * Sources ranked above `source` for these series: a day one of them wrote keeps its name when this
+   * import fills its gaps (the import decides which points it writes: services/day-precedence.ts).
+   */
+  readonly keep?: readonly string[];
 }
 
 export interface PriceStore {
@@ -41,7 +69,16 @@ export interface PriceStore {
    * `small`: the caller bounds the import (an HTTP body), so the store may hold the points until
    * `commit` instead of keeping a transaction open while the caller awaits more input.
    */
-  beginPriceWrites(options?: { readonly small?: boolean }): Promise<PriceWriteSession>;
+  beginPriceWrites(options?: {
+    readonly small?: boolean;
+    /** Recorded, with each day's completeness, in the same transaction as the points; default `import` now. */
+    readonly provenance?: WriteProvenance;
+  }): Promise<PriceWriteSession>;
+  /**
+   * The recorded days of a series with `from <= date <= to` (local dates in its zone), by date. A day
+   * written before provenance was recorded has none. Absent on stores that keep no provenance.
+   */
+  dayProvenance?(symbol: string, from: CalendarDate, to: CalendarDate): Promise<DayProvenance[]>;
   /** The first and last stored start (epoch ms) of a series; `undefined` when it has no prices. */
   coverage(symbol: string): Promise<{ first: number; last: number } | undefined>;
   /** Throws when the store cannot be reached (readiness). */
@@ -118,11 +155,13 @@ export interface KeyStore {
 
 export interface RateLimitStore {
   /**
-   * Takes one unit from every limit of `subject` if each has one left, else takes nothing:
-   * all or nothing, atomically, also under concurrency.
+   * Takes `cost` units (default 1) from every limit of `subject` if each has that many left, else
+   * takes nothing: all or nothing, atomically, also under concurrency. A cost above a limit takes
+   * the whole of that limit (so a heavy request fits a fresh window instead of never passing).
+   * `cost` is a positive safe integer.
    */
-  consume(subject: string, limits: readonly LimitRule[], nowMs: number): Maybe<LimitDecision>;
-  /** What is left, without taking anything. */
+  consume(subject: string, limits: readonly LimitRule[], nowMs: number, cost?: number): Maybe<LimitDecision>;
+  /** What is left, without taking anything; `allowed` says whether one unit is left in every limit. */
   peek(subject: string, limits: readonly LimitRule[], nowMs: number): Maybe<LimitDecision>;
   /**
    * `consume`, but only while every limit of `gate` has a unit left; the gate is read, never
@@ -134,7 +173,14 @@ export interface RateLimitStore {
     subject: string,
     limits: readonly LimitRule[],
     nowMs: number,
+    cost?: number,
   ): Maybe<LimitDecision | undefined>;
+  /**
+   * Gives back the `cost` units an allowed `consume` of `subject` took (`taken` is its decision), to
+   * the windows they were taken from: a unit reserved before a lookup whose outcome turned out not
+   * to count. A window that has ended since is not touched, and no counter goes below zero.
+   */
+  giveBack(subject: string, taken: LimitDecision, cost?: number): Maybe<void>;
 }
 
 /** Limits a request must be within without being counted in them (the failed-login budget). */
@@ -144,7 +190,7 @@ export interface LimitGate {
 }
 
 /**
- * A change every instance must hear about (DESIGN section 7): keys whose cached verification must
+ * A change every instance must hear about (docs/scale-out.md): keys whose cached verification must
  * be forgotten (revoked, rotated, moved to another tier), and series whose days must be read again.
  */
 export type Notice =
@@ -169,6 +215,10 @@ export interface Stores {
   readonly keys: KeyStore;
   readonly rateLimits: RateLimitStore;
   readonly notices: NoticeBus;
+  /** The price events written with the prices (docs/events.md); absent on stores that keep none. */
+  readonly events?: EventLog;
+  /** Webhook endpoints and deliveries (docs/webhooks.md), beside the events; absent on stores that keep none. */
+  readonly webhooks?: WebhookStore;
   /** The shared counters' engine when scaled out (Redis), for readiness; absent on the embedded default. */
   readonly shared?: {
     /** What limits do while it is away. */

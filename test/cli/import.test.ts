@@ -1,5 +1,5 @@
 /**
- * `pricepoint import FILE` as a real process (issue 3, items 3 and 4): CSV and JSON files, --dry-run,
+ * `pricepoint import FILE` as a real process (README "Importing prices"): CSV and JSON files, --dry-run,
  * a bad file that names its bad rows and writes nothing, a large file, and a server on the same data
  * folder that serves what an import wrote at once.
  */
@@ -131,7 +131,7 @@ describe('pricepoint import', () => {
     writeFileSync(file, 'symbol,start,price\n');
     const unknown = await cli('import', file);
     assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /--format csv or json/);
+    assert.match(unknown.stderr, /--format csv, json or jsonl/);
   });
 
   test('a file of 200,000 rows imports', async () => {

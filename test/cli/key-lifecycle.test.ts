@@ -1,5 +1,5 @@
 /**
- * The key lifecycle from the command line (issue 3, item 1): keys show, rotate [--grace] and
+ * The key lifecycle from the command line: keys show, rotate [--grace] and
  * set-tier, as text and as --json, their errors, and a rotation seen by a running server.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The operator's CLI as a real process (issue 2, item 7; DESIGN sections 3 and 6): migrate,
+ * The operator's CLI as a real process (README "The pricepoint command", docs/keys-and-tiers.md): migrate,
  * dev-data, keys and tiers, their --json output, their errors, and keys created or revoked while a
  * server runs on the same data folder.
  */
@@ -166,6 +166,9 @@ describe('CLI commands on a data folder', () => {
     const json = await cli('keys', 'list', '--json');
     const text = await cli('keys', 'list');
     assert.equal(text.code, 0, text.stderr);
+    const [header, ...rows] = text.stdout.trimEnd().split('\n');
+    assert.deepEqual(header?.split('\t'), ['id', 'key', 'tier', 'scopes', 'state', 'expires', 'name']);
+    for (const row of rows) assert.equal(row.split('\t').length, 7, `a row under the header: ${row}`);
     const keys = onlyJson(json) as (KeyView & Record<string, unknown>)[];
     for (const mine of created) {
       assert.ok(
@@ -207,7 +210,7 @@ describe('CLI commands on a data folder', () => {
     assert.match(text.stderr, /^pricepoint: There is no key with id key_doesNotExist\./);
   });
 
-  test('tiers list shows the default tiers of DESIGN section 4, in JSON and as text', async () => {
+  test('tiers list shows the default tiers of docs/keys-and-tiers.md, in JSON and as text', async () => {
     const output = await cli('tiers', 'list', '--json');
     assert.equal(output.code, 0, output.stderr);
     const tiers = onlyJson(output) as {

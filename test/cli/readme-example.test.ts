@@ -65,10 +65,18 @@ test('the README worked example runs as written: series, import, key, call, rota
   assert.match(output, /imported 4 points of SPOT/, output);
   const today = /\{"generatedAt".*?\]\}\]\}/.exec(output)?.[0];
   assert.ok(today, `the first call answered prices: ${output}`);
-  const prices = (JSON.parse(today) as { series: { symbol: string; prices: { price: number }[] }[] }).series;
+  const prices = (
+    JSON.parse(today) as { series: { symbol: string; prices: { start: string; price: number }[] }[] }
+  ).series;
+  // What the text says: 40.25 EUR/MWh from 00:00 UTC, 41.25 from 01:00, and so on.
   assert.deepEqual(
-    prices[0]?.prices.map((p) => p.price),
-    [400.25, 401.25, 402.25, 403.25],
+    prices[0]?.prices.map((p) => [p.start.slice(11, 16), p.price]),
+    [
+      ['00:00', 40.25],
+      ['01:00', 41.25],
+      ['02:00', 42.25],
+      ['03:00', 43.25],
+    ],
   );
   assert.match(output, /"tier":"free"/, 'the rotated key reads its usage');
   assert.match(output, /revoked key_\w+/, output);

@@ -1,5 +1,5 @@
 /**
- * `pricepoint series list|upsert` as a real process (issue 3, item 2): the same rules as
+ * `pricepoint series list|upsert` as a real process: the same rules as
  * PUT /api/v1/series/{symbol}, every bad option named, and the grid of a series with prices kept.
  */
 import assert from 'node:assert/strict';

@@ -199,6 +199,8 @@ describe('the other read endpoints', () => {
     const past = await client.day('2026-11-20', { symbols: ['NO1'] });
     assert.equal(past.series[0]?.date, '2026-11-20');
     assert.equal(past.series[0]?.prices.length, 96);
+    // The development data is written by an import, and every day of it is whole.
+    assert.deepEqual([past.series[0]?.complete, past.series[0]?.source], [true, 'import']);
     const tomorrow = await client.day('tomorrow', { symbols: ['NO1', 'EURUSD'] });
     assert.deepEqual(
       tomorrow.series.map((s) => [s.symbol, s.date]),

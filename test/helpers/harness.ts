@@ -9,8 +9,11 @@ import { generate } from 'selfsigned';
 import { Agent, request } from 'undici';
 import { type Config, loadConfig } from '../../src/config/config.js';
 import { DEMO_API_KEY, loadDevData } from '../../src/dev-data/dev-data.js';
-import { type AppDeps, buildApp } from '../../src/http/app.js';
-import { createKeyService, type NewKey } from '../../src/services/key-service.js';
+import type { AppDeps } from '../../src/http/app.js';
+import { composeApp } from '../../src/server/compose.js';
+import type { NewKey } from '../../src/services/key-service.js';
+import { plannedScheduler } from '../../src/sources/scheduler.js';
+import { openSources } from '../../src/sources/sources.js';
 import { MemoryNoticeBus } from '../../src/stores/memory/notice-bus.js';
 import { MemoryRateLimitStore } from '../../src/stores/memory/rate-limit-store.js';
 import { openPostgresStores } from '../../src/stores/postgres/index.js';
@@ -64,6 +67,8 @@ export interface HarnessOptions {
   readonly engine?: 'sqlite' | 'postgres';
   /** Shorter connection deadlines than the defaults (src/http/connections.ts), for timeout tests. */
   readonly connections?: AppDeps['connections'];
+  /** Event stream heartbeats and bounds (src/events/stream-limits.ts), for event stream tests. */
+  readonly eventStreams?: AppDeps['eventStreams'];
 }
 
 /** PostgreSQL stores in a fresh schema, with in-process counters and notices; `close` drops the schema. */
@@ -120,13 +125,6 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   );
   const stores =
     options.engine === 'postgres' ? await openPostgresHarnessStores() : await openEmbeddedStores(':memory:');
-  const keys = createKeyService({
-    keys: stores.keys,
-    tiers: config.tiers,
-    keySecret: config.keySecret,
-    clock: clock.read,
-  });
-  if (options.devData ?? true) await loadDevData({ prices: stores.prices, keys, now: clock.now });
   const rawLogs: string[] = [];
   const logs: Record<string, unknown>[] = [];
   const logStream = new Writable({
@@ -139,13 +137,22 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     },
   });
   const https = options.https ? await testTls() : undefined;
-  const app = await buildApp(config, {
+  // Sources of `config.sources` run only when asked (POST /api/v1/sources/{name}/run).
+  const sources =
+    config.sources.length > 0
+      ? await openSources(config.sources, { prices: stores.prices, scheduler: plannedScheduler() })
+      : undefined;
+  const { app, services } = await composeApp(config, {
     stores,
     clock: clock.read,
     logStream,
     ...(https && { https }),
     ...(options.connections && { connections: options.connections }),
+    ...(sources && { sources }),
+    ...(options.eventStreams && { eventStreams: options.eventStreams }),
   });
+  const keys = services.keys;
+  if (options.devData ?? true) await loadDevData({ prices: stores.prices, keys, now: clock.now });
   await app.ready();
   return {
     app,
@@ -161,6 +168,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     },
     async close() {
       await app.close();
+      await sources?.close();
       await stores.close();
     },
   };

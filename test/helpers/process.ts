@@ -169,6 +169,26 @@ export function jsonLines(text: string): Record<string, unknown>[] {
     });
 }
 
+/**
+ * An enterprise key with every scope, made with `pricepoint keys create` as an operator would:
+ * the clear key, printed once.
+ */
+export async function operatorKey(settings: Settings): Promise<string> {
+  const args = [
+    'keys',
+    'create',
+    '--tier',
+    'enterprise',
+    '--name',
+    'operator',
+    '--scopes',
+    'read,write,admin',
+  ];
+  const created = await runCli([...args, '--json'], settings);
+  if (created.code !== 0) throw new Error(`keys create: ${created.stderr}`);
+  return (onlyJson(created) as { key: string }).key;
+}
+
 /** A CLI command that printed exactly one JSON value on stdout: that value. */
 export function onlyJson(output: Output): unknown {
   const lines = output.stdout.split('\n').filter((line) => line.trim() !== '');

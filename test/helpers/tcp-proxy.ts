@@ -4,6 +4,8 @@
  * - `cut()`: every proxied connection is dropped and new ones are refused (the server is down);
  * - `stall()`: connections stay open but nothing moves, in either direction (the server hangs);
  *   bytes are held, not lost, so the protocol stays in step when traffic moves again;
+ * - `strand()`: the connections open now stay open but never move a byte again (a dead network
+ *   path, a NAT or firewall that forgot them); new connections work as before;
  * - `restore()`: connections are accepted (on the same port) and traffic moves again.
  * Works for any TCP service: Redis, PostgreSQL.
  */
@@ -16,6 +18,8 @@ export interface TcpProxy {
   cut(): Promise<void>;
   /** Keeps connections (and accepts new ones) but moves no bytes until `restore()`. */
   stall(): void;
+  /** The connections open now go silent for good, even after `restore()`; new ones are not affected. */
+  strand(): void;
   /** Accepts connections again, on the same port, and moves bytes again. */
   restore(): Promise<void>;
   /** Drops everything and stops for good. */
@@ -30,6 +34,8 @@ interface Pair {
 /** @example const proxy = await startTcpProxy(6379); new Redis(proxy.port); await proxy.cut(); */
 export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
   const pairs = new Set<Pair>();
+  /** Connections `strand()` silenced for good; dropped only by `cut()` and `close()`. */
+  const stranded = new Set<Pair>();
   let stalled = false;
 
   const flow = ({ client, upstream }: Pair) => {
@@ -49,6 +55,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
       // Either side failing or closing ends both: the client must see the connection drop.
       const end = () => {
         pairs.delete(pair);
+        stranded.delete(pair);
         pair.client.destroy();
         pair.upstream.destroy();
       };
@@ -69,7 +76,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     stalled = false;
     if (server === undefined) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const { client, upstream } of pairs) {
+    for (const { client, upstream } of [...pairs, ...stranded]) {
       client.destroy();
       upstream.destroy();
     }
@@ -89,6 +96,13 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
       if (stalled) return;
       stalled = true;
       for (const pair of pairs) hold(pair);
+    },
+    strand() {
+      for (const pair of pairs) {
+        hold(pair);
+        pairs.delete(pair);
+        stranded.add(pair);
+      }
     },
     async restore() {
       if (stalled) {

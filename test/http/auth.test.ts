@@ -1,5 +1,5 @@
 /**
- * Authentication over HTTP (DESIGN section 3, seed section 5): the two header forms, every kind of
+ * Authentication over HTTP (docs/keys-and-tiers.md): the two header forms, every kind of
  * refusal, the per-address budget of failed authentications, and how keys are stored.
  */
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import SQLite from 'better-sqlite3';
 import type { LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../../src/config/config.js';
 import { generateKey } from '../../src/domain/keys/key-format.js';
-import { buildApp } from '../../src/http/app.js';
+import { composeApp } from '../../src/server/compose.js';
 import { createKeyService } from '../../src/services/key-service.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -332,7 +332,7 @@ describe('stored keys', () => {
     const clock = () => Date.parse('2026-11-22T10:15:03.120Z');
     const keys = createKeyService({ keys: stores.keys, tiers: config.tiers, keySecret: undefined, clock });
     const { key, record } = await keys.create({ name: 'storage check', tier: 'free' });
-    const app = await buildApp(config, { stores, clock });
+    const app = (await composeApp(config, { stores, clock })).app;
     await app.ready();
     const raw = new SQLite(path, { readonly: true });
     t.after(async () => {

@@ -1,5 +1,5 @@
 /**
- * Caching and CORS (issue 4, item 2): an ETag on every 200 that ignores `generatedAt`, 304 for a
+ * Caching and CORS (docs/api.md): an ETag on every 200 that ignores `generatedAt`, 304 for a
  * matching If-None-Match, Cache-Control short while a day can change and long after, ETags that
  * change with every import touching a day, and CORS for browsers on any origin.
  */
@@ -43,7 +43,7 @@ describe('ETag, If-None-Match and Cache-Control', () => {
   test('the ETag names the content, not the moment: it stays while generatedAt moves on', async () => {
     const first = await get('/api/v1/prices/today?symbols=NO1');
     h.clock.advance(1_000);
-    // An answer is built once and served as built until its data or its day changes (issue 6):
+    // An answer is built once and served as built until its data or its day changes:
     // generatedAt says when that was.
     const again = await get('/api/v1/prices/today?symbols=NO1');
     assert.equal(again.body, first.body, 'a repeated request gets the answer as it was built');

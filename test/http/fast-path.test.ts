@@ -1,5 +1,5 @@
 /**
- * The hot path (issue 6, item 4) over real HTTPS: a repeated read of a cached day by a verified key
+ * The hot path (src/http/fast-path.ts) over real HTTPS: a repeated read of a cached day by a verified key
  * is answered before Fastify runs, with the same bytes, headers, limits, log line and metrics as the
  * full path; everything else (a refused limit, a revoked key, a changed day, too many failed
  * logins, HEAD) still gets the full path's answer.
@@ -62,7 +62,7 @@ describe('the fast path', () => {
     assert.equal(held.status, 304, 'If-None-Match with the current tag');
     assert.equal(held.text, '', '304 has no body');
     assert.equal(held.headers.etag, plain.headers.etag, 'a 304 names the tag');
-    // The first Brotli request may go out uncompressed while the body is compressed for later ones.
+    // The first Brotli request waits on the full path while the body is compressed; later ones are fast.
     await client.get('/api/v1/prices/today', { ...bearer, 'accept-encoding': 'br' });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const packed = await client.request('GET', '/api/v1/prices/today', {

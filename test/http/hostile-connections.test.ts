@@ -1,5 +1,5 @@
 /**
- * Issue 7, point 3: hostile connections. Headers trickled byte by byte are cut off by the server's
+ * Hostile connections (SECURITY.md). Headers trickled byte by byte are cut off by the server's
  * deadlines, oversized headers get 431 and oversized bodies 413, conflicting `Content-Length` and
  * `Transfer-Encoding` are refused, and many idle connections from one address do not starve other
  * clients. Real TLS connections to the app on 127.0.0.1, with deadlines shortened to about a second

@@ -1,5 +1,5 @@
 /**
- * Last-used times (issue 3, item 1): written in batches, never once per request. A store wrapper
+ * Last-used times (docs/keys-and-tiers.md): written in batches, never once per request. A store wrapper
  * counts every key-store write while many requests run; the times land with the periodic flush
  * and, for whatever is left, when the app closes.
  */

@@ -1,5 +1,5 @@
 /**
- * `GET /metrics` (issue 5, item 5) and what a failing store answers (item 4, on the embedded engine):
+ * `GET /metrics` and what a failing store answers (on the embedded engine):
  * requests by route, status and tier, rejections, failed authentications, store errors and a
  * latency histogram, with no key anywhere; a store that fails gives 503, never 401 or 500.
  */

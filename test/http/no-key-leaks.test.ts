@@ -1,5 +1,5 @@
 /**
- * "A response never contains a key" (DESIGN section 5) and logs are "never a key" (section 6): a
+ * "A response never contains a key" (docs/errors.md) and logs are "never a key" (docs/api.md): a
  * long run of requests that put keys everywhere a client might, then a search of every log line,
  * body and header. Also: a 500 tells the client nothing and the server everything.
  */
@@ -10,7 +10,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { loadConfig } from '../../src/config/config.js';
 import { ApiError } from '../../src/domain/errors/api-error.js';
 import { generateKey } from '../../src/domain/keys/key-format.js';
-import { buildApp } from '../../src/http/app.js';
+import { composeApp } from '../../src/server/compose.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
 import type { Stores } from '../../src/stores/types.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -139,7 +139,7 @@ describe('an unexpected error', () => {
         done();
       },
     });
-    app = await buildApp(config, { stores, logStream });
+    app = (await composeApp(config, { stores, logStream })).app;
     app.get('/boom', async () => {
       throw new Error(`connection to ${secret} refused`);
     });

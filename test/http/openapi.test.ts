@@ -1,6 +1,6 @@
 /**
- * The OpenAPI document (DESIGN section 2) against the server's real answers. A table holds example
- * requests for every operation, successes and errors; each answer must be documented for its
+ * The OpenAPI document (docs/api.md) against the server's real answers. openapi-examples.ts holds
+ * example requests for every operation, successes and errors; each answer must be documented for its
  * operation (status, media type, body schema, every header it always sends, and no header beyond
  * those documented and a short list of transport ones), and an operation without an example fails
  * the suite, so the table grows with the API. Every keyed operation is also asked without a key.
@@ -11,42 +11,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import ajvFormats from 'ajv-formats';
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { createHarness } from '../helpers/harness.js';
-
-interface MediaType {
-  schema?: object;
-}
-interface ResponseDoc {
-  description: string;
-  headers?: Record<string, { schema?: { type?: string; required?: unknown }; required?: boolean }>;
-  content?: Record<string, MediaType>;
-}
-interface ParameterDoc {
-  name: string;
-  in: string;
-  required?: boolean;
-}
-interface OperationDoc {
-  responses: Record<string, ResponseDoc>;
-  parameters?: ParameterDoc[];
-  security?: Record<string, string[]>[];
-}
-interface OpenApiDoc {
-  openapi: string;
-  paths: Record<string, Record<string, OperationDoc>>;
-  components?: Record<string, unknown>;
-  security?: Record<string, string[]>[];
-}
+import {
+  listOperations,
+  type OpenApiDoc,
+  type OperationDoc,
+  type ResponseDoc,
+  resolveShared,
+  schemaValidator,
+} from './openapi-document.js';
+import { createExamples } from './openapi-examples.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pricepoint-openapi-'));
-// A tier of one request a minute, to reach a 429 in two requests.
+// A tier of one request a minute, to reach a 429 in two requests; EURUSD converts EUR into USD.
 const configPath = join(dir, 'tiers.json');
 writeFileSync(
   configPath,
-  JSON.stringify({ tiers: { tiny: { limits: [{ name: 'minute', limit: 1, windowSeconds: 60 }] } } }),
+  JSON.stringify({
+    tiers: { tiny: { limits: [{ name: 'minute', limit: 1, windowSeconds: 60 }] } },
+    fx: { EUR: { USD: 'EURUSD' } },
+  }),
 );
 const h = await createHarness({ env: { PRICEPOINT_CONFIG: configPath } });
 after(async () => {
@@ -54,391 +39,24 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+const documentAnswer = await h.app.inject({ url: '/api/v1/openapi.json' });
+/** The document as served, shared parts by reference. */
+const servedDoc = documentAnswer.json() as OpenApiDoc;
+/** The same with shared answers and headers in place. */
+const doc = resolveShared(servedDoc);
+const operations = listOperations(doc);
+const validate = schemaValidator(doc);
+const isKeyed = (operation: OperationDoc) => (operation.security ?? doc.security ?? []).length > 0;
+
 // Enterprise keys (200 a second): the table must not run into a limit it does not aim at.
 const reader = (await h.createKey({ tier: 'enterprise', scopes: ['read'] })).key;
 const writer = (await h.createKey({ tier: 'enterprise', scopes: ['write'] })).key;
 const admin = (await h.createKey({ tier: 'enterprise', scopes: ['admin'] })).key;
-
-const documentAnswer = await h.app.inject({ url: '/api/v1/openapi.json' });
-const doc = documentAnswer.json() as OpenApiDoc;
-
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
-const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
-  Object.entries(item)
-    .filter(([method]) => METHODS.includes(method))
-    .map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, path, method, operation })),
-);
-
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-// ajv-formats is CommonJS: under NodeNext its default export sits on `.default`.
-ajvFormats.default(ajv);
-
-/** Validates against a schema of the document; `#/components/...` references resolve in the document. */
-function validate(schema: object, value: unknown): string | undefined {
-  const check = ajv.compile({ components: doc.components ?? {}, allOf: [schema] });
-  return check(value) ? undefined : ajv.errorsText(check.errors);
-}
-
-let addressCount = 0;
-/** A fresh client address: failed authentications are limited per address. */
-function freshAddress(): string {
-  addressCount += 1;
-  return `198.51.${Math.floor(addressCount / 250)}.${(addressCount % 250) + 1}`;
-}
-
-function send(
-  method: InjectOptions['method'],
-  url: string,
-  key: string | undefined,
-  options: { headers?: Record<string, string>; payload?: string; remoteAddress?: string } = {},
-): Promise<LightMyRequestResponse> {
-  return h.app.inject({
-    method,
-    url,
-    headers: { ...(key !== undefined && { 'x-api-key': key }), ...options.headers },
-    ...(options.payload !== undefined && { payload: options.payload }),
-    ...(options.remoteAddress !== undefined && { remoteAddress: options.remoteAddress }),
-  });
-}
-const get = (url: string, key?: string, headers: Record<string, string> = {}) =>
-  send('GET', url, key, { headers });
-
-/** The answer to `If-None-Match` with the ETag of a first answer. */
-async function notModified(url: string, key: string): Promise<LightMyRequestResponse> {
-  const first = await get(url, key);
-  assert.equal(first.statusCode, 200, first.body);
-  return get(url, key, { 'if-none-match': String(first.headers.etag) });
-}
-
-/** The second request of a key in the one-a-minute tier. */
-async function overLimit(
-  scopes: ('read' | 'write' | 'admin')[],
-  ask: (key: string) => Promise<LightMyRequestResponse>,
-) {
-  const { key } = await h.createKey({ tier: 'tiny', scopes });
-  const first = await ask(key);
-  assert.ok(first.statusCode < 400, `the first request of the minute is allowed: ${first.body}`);
-  return ask(key);
-}
-
-/** Failed authentications from one address until it is refused before any lookup. */
-async function authFailures(ask: (remoteAddress: string) => Promise<LightMyRequestResponse>) {
-  const address = freshAddress();
-  for (let i = 0; i < h.config.authFailuresPerMinute; i++) {
-    const failed = await ask(address);
-    assert.equal(failed.statusCode, 401, failed.body);
-  }
-  return ask(address);
-}
-
-const BAD_KEY = 'pp_live_0000000000000000000000000000000000000';
-const CSV_ROW_NO1 = 'start,price\r\n2026-11-22T00:00:00+01:00,41.27\r\n';
-const jsonHeaders = { 'content-type': 'application/json' };
-
-interface Example {
-  readonly operation: string;
-  readonly name: string;
-  readonly status: number;
-  readonly send: () => Promise<LightMyRequestResponse>;
-}
-
-const ex = (operation: string, status: number, name: string, run: () => Promise<LightMyRequestResponse>) =>
-  ({ operation, name, status, send: run }) satisfies Example;
-
-/**
- * The examples every read endpoint shares: JSON, CSV, 304, bad parameters, bad keys, 406 and 429.
- * (No 403 for scope: every scope includes `read`.)
- */
-function readExamples(operation: string, url: string): Example[] {
-  const join = url.includes('?') ? '&' : '?';
-  return [
-    ex(operation, 200, 'JSON', () => get(url, reader)),
-    ex(operation, 200, 'JSON with the key as a bearer token', () =>
-      get(url, undefined, { authorization: `Bearer ${reader}` }),
-    ),
-    ex(operation, 200, 'CSV by format=csv', () => get(`${url}${join}format=csv`, reader)),
-    ex(operation, 200, 'CSV by Accept', () => get(url, reader, { accept: 'text/csv' })),
-    ex(operation, 200, 'JSON, compressed as Accept-Encoding allows', () =>
-      get(url, reader, { 'accept-encoding': 'br, gzip' }),
-    ),
-    ex(operation, 200, 'the demo key', () => get(url, h.demoKey)),
-    ex(operation, 304, 'If-None-Match with the current ETag', () => notModified(url, reader)),
-    ex(operation, 400, 'an unknown parameter', () => get(`${url}${join}colour=red`, reader)),
-    ex(operation, 400, 'a resolution that does not exist', () => get(`${url}${join}resolution=PT7M`, reader)),
-    ex(operation, 400, 'a time zone that does not exist', () => get(`${url}${join}tz=Mars/Olympus`, reader)),
-    ex(operation, 401, 'an unknown key', () => get(url, BAD_KEY)),
-    ex(operation, 401, 'a key in the query string', () => get(`${url}${join}api_key=${reader}`)),
-    ex(operation, 406, 'Accept: image/png', () => get(url, reader, { accept: 'image/png' })),
-    ex(operation, 429, 'the limit of the tier is used up', () => overLimit(['read'], (key) => get(url, key))),
-  ];
-}
-
-/** The day endpoints add `symbols`: an unknown one is a 404, a malformed one a 400. */
-function dayExamples(operation: string, url: string): Example[] {
-  const join = url.includes('?') ? '&' : '?';
-  return [
-    ...readExamples(operation, url),
-    ex(operation, 200, 'symbols, tz and resolution', () =>
-      get(`${url}${join}symbols=NO1,DE-LU&tz=Europe/Oslo&resolution=PT1H`, reader),
-    ),
-    ex(operation, 400, 'a malformed symbol', () => get(`${url}${join}symbols=NO%201`, reader)),
-    ex(operation, 404, 'an unknown series', () => get(`${url}${join}symbols=NO1,NOPE`, reader)),
-  ];
-}
-
-let adminSymbol = 0;
-const newSymbol = () => `DOC-TEST-${++adminSymbol}`;
-const seriesBody = JSON.stringify({
-  name: 'Documented series',
-  kind: 'equity',
-  currency: 'EUR',
-  unit: 'share',
-  timezone: 'Europe/Oslo',
-  resolution: 'P1D',
+const { examples, missingKeyExamples, send, get } = createExamples(h, doc, operations, {
+  reader,
+  writer,
+  admin,
 });
-
-const examples: Example[] = [
-  // No key.
-  ex('GET /healthz', 200, 'alive', () => get('/healthz')),
-  ex('GET /metrics', 200, 'Prometheus text', () => get('/metrics')),
-  ex('GET /readyz', 200, 'ready', () => get('/readyz')),
-  ex('GET /readyz', 503, 'a store is unreachable', async () => {
-    const prices = h.stores.prices;
-    const ping = prices.ping;
-    prices.ping = () => Promise.reject(new Error('down'));
-    try {
-      return await get('/readyz');
-    } finally {
-      prices.ping = ping;
-    }
-  }),
-  ex('GET /api/v1/openapi.json', 200, 'the document', () => get('/api/v1/openapi.json')),
-
-  // Prices.
-  ...dayExamples('GET /api/v1/prices/today', '/api/v1/prices/today'),
-  ...dayExamples('GET /api/v1/prices/{date}', '/api/v1/prices/2026-11-20'),
-  ex('GET /api/v1/prices/{date}', 200, 'tomorrow', () => get('/api/v1/prices/tomorrow', reader)),
-  ex('GET /api/v1/prices/{date}', 200, 'the DST day', () =>
-    get('/api/v1/prices/2026-10-25?symbols=NO1', reader),
-  ),
-  ex('GET /api/v1/prices/{date}', 400, 'a date that does not exist', () =>
-    get('/api/v1/prices/2026-02-30', reader),
-  ),
-  ex('GET /api/v1/prices/{date}', 403, 'a day before the tier history', () =>
-    get('/api/v1/prices/2026-09-01', h.demoKey),
-  ),
-  ...dayExamples('GET /api/v1/prices', '/api/v1/prices?from=2026-11-20&to=2026-11-22'),
-  ex('GET /api/v1/prices', 403, 'days before the tier history', () =>
-    get('/api/v1/prices?from=2026-09-01&to=2026-09-02', h.demoKey),
-  ),
-  ex('GET /api/v1/prices', 400, 'to is missing', () => get('/api/v1/prices?from=2026-11-20', reader)),
-  ex('GET /api/v1/prices', 400, 'more than 366 days', () =>
-    get('/api/v1/prices?from=2024-01-01&to=2026-11-22', reader),
-  ),
-  ...dayExamples('GET /api/v1/prices/latest', '/api/v1/prices/latest'),
-
-  // The catalogue.
-  ...dayExamples('GET /api/v1/series', '/api/v1/series'),
-  ...readExamples('GET /api/v1/series/{symbol}', '/api/v1/series/NO1'),
-  ex('GET /api/v1/series/{symbol}', 200, 'any letter case', () => get('/api/v1/series/no1', reader)),
-  ex('GET /api/v1/series/{symbol}', 404, 'an unknown series', () => get('/api/v1/series/NOPE', reader)),
-  ex('GET /api/v1/series/{symbol}', 404, 'not a symbol at all', () => get('/api/v1/series/no%20pe', reader)),
-
-  // Usage: keyed, not counted.
-  ex('GET /api/v1/usage', 200, 'the demo key', () => get('/api/v1/usage', h.demoKey)),
-  ex('GET /api/v1/usage', 400, 'an unknown parameter', () => get('/api/v1/usage?colour=red', reader)),
-  ex('GET /api/v1/usage', 401, 'an unknown key', () => get('/api/v1/usage', BAD_KEY)),
-  ex('GET /api/v1/usage', 429, 'too many failed authentications from one address', () =>
-    authFailures((remoteAddress) => send('GET', '/api/v1/usage', BAD_KEY, { remoteAddress })),
-  ),
-
-  // Keys.
-  ex('POST /api/v1/keys', 201, 'a new key', () =>
-    send('POST', '/api/v1/keys', admin, {
-      headers: jsonHeaders,
-      payload: JSON.stringify({
-        name: 'doc',
-        tier: 'free',
-        scopes: ['read'],
-        expiresAt: '2030-01-01T00:00:00Z',
-      }),
-    }),
-  ),
-  ex('POST /api/v1/keys', 400, 'an unknown tier', () =>
-    send('POST', '/api/v1/keys', admin, { headers: jsonHeaders, payload: '{"name":"doc","tier":"gold"}' }),
-  ),
-  ex('POST /api/v1/keys', 400, 'an unknown field', () =>
-    send('POST', '/api/v1/keys', admin, {
-      headers: jsonHeaders,
-      payload: '{"name":"doc","tier":"free","colour":"red"}',
-    }),
-  ),
-  ex('POST /api/v1/keys', 400, 'malformed JSON', () =>
-    send('POST', '/api/v1/keys', admin, { headers: jsonHeaders, payload: '{"name":' }),
-  ),
-  ex('POST /api/v1/keys', 403, 'a key without the admin scope', () =>
-    send('POST', '/api/v1/keys', reader, { headers: jsonHeaders, payload: '{"name":"doc","tier":"free"}' }),
-  ),
-  ex('POST /api/v1/keys', 413, 'a body over 1 MiB', () =>
-    send('POST', '/api/v1/keys', admin, {
-      headers: jsonHeaders,
-      payload: JSON.stringify({ name: 'x'.repeat(1_100_000), tier: 'free' }),
-    }),
-  ),
-  ex('POST /api/v1/keys', 415, 'an XML body', () =>
-    send('POST', '/api/v1/keys', admin, {
-      headers: { 'content-type': 'application/xml' },
-      payload: '<key/>',
-    }),
-  ),
-  ex('POST /api/v1/keys', 429, 'the limit of the tier is used up', () =>
-    overLimit(['admin'], (key) =>
-      send('POST', '/api/v1/keys', key, { headers: jsonHeaders, payload: '{"name":"doc","tier":"free"}' }),
-    ),
-  ),
-  ex('GET /api/v1/keys', 200, 'every key', () => get('/api/v1/keys', admin)),
-  ex('GET /api/v1/keys', 400, 'an unknown parameter', () => get('/api/v1/keys?colour=red', admin)),
-  ex('GET /api/v1/keys', 403, 'a key without the admin scope', () => get('/api/v1/keys', h.demoKey)),
-  ex('GET /api/v1/keys', 429, 'the limit of the tier is used up', () =>
-    overLimit(['admin'], (key) => get('/api/v1/keys', key)),
-  ),
-  ex('GET /api/v1/keys/{id}', 200, 'one key', async () => {
-    const { id } = await h.createKey();
-    return get(`/api/v1/keys/${id}`, admin);
-  }),
-  ex('GET /api/v1/keys/{id}', 404, 'an unknown id', () => get('/api/v1/keys/nope', admin)),
-  ex('DELETE /api/v1/keys/{id}', 200, 'revoked', async () => {
-    const { id } = await h.createKey();
-    return send('DELETE', `/api/v1/keys/${id}`, admin);
-  }),
-  ex('DELETE /api/v1/keys/{id}', 404, 'an unknown id', () => send('DELETE', '/api/v1/keys/nope', admin)),
-  ex('DELETE /api/v1/keys/{id}', 403, 'a key without the admin scope', () =>
-    send('DELETE', '/api/v1/keys/nope', writer),
-  ),
-  ex('POST /api/v1/keys/{id}/rotate', 201, 'rotated, without a body', async () => {
-    const { id } = await h.createKey();
-    return send('POST', `/api/v1/keys/${id}/rotate`, admin);
-  }),
-  ex('POST /api/v1/keys/{id}/rotate', 201, 'rotated with a grace period', async () => {
-    const { id } = await h.createKey();
-    return send('POST', `/api/v1/keys/${id}/rotate`, admin, {
-      headers: jsonHeaders,
-      payload: '{"graceSeconds":60}',
-    });
-  }),
-  ex('POST /api/v1/keys/{id}/rotate', 400, 'a negative grace period', async () => {
-    const { id } = await h.createKey();
-    return send('POST', `/api/v1/keys/${id}/rotate`, admin, {
-      headers: jsonHeaders,
-      payload: '{"graceSeconds":-1}',
-    });
-  }),
-  ex('POST /api/v1/keys/{id}/rotate', 404, 'an unknown id', () =>
-    send('POST', '/api/v1/keys/nope/rotate', admin),
-  ),
-  ex('POST /api/v1/keys/{id}/rotate', 415, 'an XML body', () =>
-    send('POST', '/api/v1/keys/nope/rotate', admin, {
-      headers: { 'content-type': 'application/xml' },
-      payload: '<rotate/>',
-    }),
-  ),
-
-  // Series metadata.
-  ex('PUT /api/v1/series/{symbol}', 201, 'created', () =>
-    send('PUT', `/api/v1/series/${newSymbol()}`, admin, { headers: jsonHeaders, payload: seriesBody }),
-  ),
-  ex('PUT /api/v1/series/{symbol}', 200, 'updated', () =>
-    send('PUT', '/api/v1/series/NO1', admin, { headers: jsonHeaders, payload: '{"name":"Oslo day-ahead"}' }),
-  ),
-  ex('PUT /api/v1/series/{symbol}', 400, 'a bad time zone', () =>
-    send('PUT', `/api/v1/series/${newSymbol()}`, admin, {
-      headers: jsonHeaders,
-      payload: JSON.stringify({ ...JSON.parse(seriesBody), timezone: 'Mars/Olympus' }),
-    }),
-  ),
-  ex('PUT /api/v1/series/{symbol}', 403, 'a key with the write scope only', () =>
-    send('PUT', '/api/v1/series/NO1', writer, { headers: jsonHeaders, payload: '{"name":"x"}' }),
-  ),
-  ex('PUT /api/v1/series/{symbol}', 413, 'a body over 1 MiB', () =>
-    send('PUT', '/api/v1/series/NO1', admin, {
-      headers: jsonHeaders,
-      payload: JSON.stringify({ name: 'x'.repeat(1_100_000) }),
-    }),
-  ),
-  ex('PUT /api/v1/series/{symbol}', 415, 'a CSV body', () =>
-    send('PUT', '/api/v1/series/NO1', admin, {
-      headers: { 'content-type': 'text/csv' },
-      payload: 'name\nx\n',
-    }),
-  ),
-
-  // Price uploads.
-  ex('PUT /api/v1/series/{symbol}/prices', 200, 'CSV', () =>
-    send('PUT', '/api/v1/series/NO1/prices', writer, {
-      headers: { 'content-type': 'text/csv' },
-      payload: CSV_ROW_NO1,
-    }),
-  ),
-  ex('PUT /api/v1/series/{symbol}/prices', 200, 'JSON Lines', () =>
-    send('PUT', '/api/v1/series/NO1/prices', writer, {
-      headers: jsonHeaders,
-      payload: '{"start":"2026-11-22T00:15:00+01:00","price":40.1}\n',
-    }),
-  ),
-  ex('PUT /api/v1/series/{symbol}/prices', 403, 'a key with the read scope only', () =>
-    send('PUT', '/api/v1/series/NO1/prices', reader, {
-      headers: { 'content-type': 'text/csv' },
-      payload: CSV_ROW_NO1,
-    }),
-  ),
-  ex('PUT /api/v1/series/{symbol}/prices', 404, 'an unknown series', () =>
-    send('PUT', '/api/v1/series/NOPE/prices', writer, {
-      headers: { 'content-type': 'text/csv' },
-      payload: CSV_ROW_NO1,
-    }),
-  ),
-  ex('PUT /api/v1/series/{symbol}/prices', 413, 'a body over 16 MiB', () =>
-    send('PUT', '/api/v1/series/NO1/prices', writer, {
-      headers: { 'content-type': 'text/csv' },
-      payload: `start,price\n${'x'.repeat(16 * 1024 * 1024)}\n`,
-    }),
-  ),
-  ex('PUT /api/v1/series/{symbol}/prices', 415, 'a plain-text body', () =>
-    send('PUT', '/api/v1/series/NO1/prices', writer, {
-      headers: { 'content-type': 'text/plain' },
-      payload: CSV_ROW_NO1,
-    }),
-  ),
-  ex('PUT /api/v1/series/{symbol}/prices', 422, 'a point off the grid and a bad price', () =>
-    send('PUT', '/api/v1/series/NO1/prices', writer, {
-      headers: { 'content-type': 'text/csv' },
-      payload: 'start,price\n2026-11-22T00:07:00+01:00,1\n2026-11-22T00:30:00+01:00,abc\n',
-    }),
-  ),
-  ex('PUT /api/v1/series/{symbol}/prices', 429, 'too many failed authentications from one address', () =>
-    authFailures((remoteAddress) =>
-      send('PUT', '/api/v1/series/NO1/prices', BAD_KEY, {
-        headers: { 'content-type': 'text/csv' },
-        payload: CSV_ROW_NO1,
-        remoteAddress,
-      }),
-    ),
-  ),
-];
-
-const isKeyed = (operation: OperationDoc) => (operation.security ?? doc.security ?? []).length > 0;
-
-/** Every keyed operation, asked without a key, from its own address (failures are limited per address). */
-const missingKeyExamples: Example[] = operations
-  .filter((o) => isKeyed(o.operation))
-  .map((o) => {
-    const url = o.path.replace(/\{[^}]+\}/g, 'NO1');
-    return ex(o.name, 401, 'no key', () =>
-      send(o.method.toUpperCase() as InjectOptions['method'], url, undefined, {
-        remoteAddress: freshAddress(),
-      }),
-    );
-  });
 
 /**
  * Headers the document need not list: they belong to HTTP itself or to every answer of the site,
@@ -525,6 +143,18 @@ describe('GET /api/v1/openapi.json', () => {
     assert.ok(operations.length > 0, 'the document lists operations');
   });
 
+  test('names its licence and a server relative to where it was fetched from', () => {
+    const full = JSON.parse(documentAnswer.body) as {
+      info: { license?: { name: string; identifier?: string } };
+      servers?: { url: string }[];
+    };
+    assert.deepEqual(full.info.license, { name: 'MIT', identifier: 'MIT' });
+    assert.deepEqual(
+      full.servers?.map((s) => s.url),
+      ['/'],
+    );
+  });
+
   test('names both key schemes, and the open operations need none', () => {
     assert.deepEqual(
       Object.keys((doc.components?.securitySchemes ?? {}) as object).sort(),
@@ -591,6 +221,158 @@ describe('GET /api/v1/openapi.json', () => {
     assert.deepEqual(missing, [], 'these operations do not document If-None-Match');
   });
 
+  test('every operation has a stable, unique camelCase operationId (the method names of generated clients)', () => {
+    const ids = Object.fromEntries(operations.map((o) => [o.name, o.operation.operationId]));
+    assert.deepEqual(ids, {
+      'GET /api/v1/prices/today': 'getPricesToday',
+      'GET /api/v1/prices/latest': 'getLatestPrices',
+      'GET /api/v1/prices/{date}': 'getPricesForDate',
+      'GET /api/v1/prices': 'getPriceRange',
+      'GET /api/v1/series': 'listSeries',
+      'GET /api/v1/series/{symbol}': 'getSeries',
+      'PUT /api/v1/series/{symbol}': 'upsertSeries',
+      'PUT /api/v1/series/{symbol}/prices': 'uploadPrices',
+      'GET /api/v1/usage': 'getUsage',
+      'GET /api/v1/events': 'streamEvents',
+      'POST /api/v1/keys': 'createKey',
+      'GET /api/v1/keys': 'listKeys',
+      'GET /api/v1/keys/{id}': 'getKey',
+      'DELETE /api/v1/keys/{id}': 'revokeKey',
+      'POST /api/v1/keys/{id}/rotate': 'rotateKey',
+      'POST /api/v1/webhooks': 'createWebhook',
+      'GET /api/v1/webhooks': 'listWebhooks',
+      'GET /api/v1/webhooks/{id}': 'getWebhook',
+      'DELETE /api/v1/webhooks/{id}': 'deleteWebhook',
+      'POST /api/v1/webhooks/{id}/enable': 'enableWebhook',
+      'POST /api/v1/webhooks/{id}/disable': 'disableWebhook',
+      'GET /api/v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
+      'POST /api/v1/webhooks/{id}/deliveries/{eventId}/redeliver': 'redeliverWebhook',
+      'GET /api/v1/sources': 'listSources',
+      'POST /api/v1/sources/{name}/run': 'runSource',
+      'GET /api/v1/openapi.json': 'getOpenApiDocument',
+      'GET /healthz': 'getLiveness',
+      'GET /readyz': 'getReadiness',
+      'GET /metrics': 'getMetrics',
+    });
+    const all = Object.values(ids);
+    assert.equal(new Set(all).size, all.length, 'no two operations share an operationId');
+    for (const id of all) assert.match(String(id), /^[a-z][a-zA-Z]*$/, `${id} is camelCase`);
+  });
+
+  test('the problem body is one named schema under components/schemas, referenced by every error', () => {
+    const schemas = (doc.components?.schemas ?? {}) as Record<
+      string,
+      { title?: string; properties?: object }
+    >;
+    const named = Object.entries(schemas).filter(([name]) => name === 'Problem');
+    assert.equal(named.length, 1, 'one component is the problem body');
+    const [name, problem] = named[0] ?? [];
+    assert.deepEqual(
+      (problem?.properties as { type?: object } | undefined)?.type,
+      {
+        type: 'string',
+        format: 'uri-reference',
+        description: 'A URI naming the kind of problem, relative to this server: /docs#problem-CODE.',
+      },
+      'the problem type is a relative URI, and says so',
+    );
+    const inline = operations.flatMap((o) =>
+      Object.entries(o.operation.responses).flatMap(([status, r]) => {
+        const media = r.content?.['application/problem+json'];
+        if (media === undefined) return [];
+        const ref = (media.schema as { $ref?: string } | undefined)?.$ref;
+        return ref === `#/components/schemas/${name}` ? [] : [`${o.name} ${status}`];
+      }),
+    );
+    assert.deepEqual(inline, [], 'these errors do not reference the problem schema');
+    const copies = documentAnswer.body.split('"violated-policies"').length - 1;
+    assert.equal(copies, 1, 'the problem schema is written once');
+  });
+
+  test('the day answer is one named schema, referenced by every day read', () => {
+    const schemas = (doc.components?.schemas ?? {}) as Record<string, { title?: string }>;
+    const name = Object.keys(schemas).find((key) => key === 'DayAnswer');
+    assert.ok(name, 'a component is the day answer');
+    const reads = ['today', 'latest', '{date}']
+      .map((p) => `GET /api/v1/prices/${p}`)
+      .concat('GET /api/v1/prices');
+    for (const read of reads) {
+      const json = operations.find((o) => o.name === read)?.operation.responses['200']?.content?.[
+        'application/json'
+      ];
+      assert.deepEqual(json?.schema, { $ref: `#/components/schemas/${name}` }, `${read} references it`);
+    }
+  });
+
+  test('a series of the catalogue is one named schema, referenced by both catalogue reads', () => {
+    const schemas = (doc.components?.schemas ?? {}) as Record<string, { title?: string }>;
+    const name = Object.keys(schemas).find((key) => key === 'SeriesInfo');
+    assert.ok(name, 'a component is a series of the catalogue');
+    const json = (read: string) =>
+      operations.find((o) => o.name === read)?.operation.responses['200']?.content?.['application/json']
+        ?.schema;
+    const ref = { $ref: `#/components/schemas/${name}` };
+    assert.deepEqual(json('GET /api/v1/series/{symbol}'), ref, 'one series references it');
+    assert.deepEqual(
+      (json('GET /api/v1/series') as { properties?: { series?: { items?: object } } }).properties?.series
+        ?.items,
+      ref,
+      'each series of the catalogue references it',
+    );
+  });
+
+  test('a key is one named schema, referenced by the key operations', () => {
+    const schemas = (doc.components?.schemas ?? {}) as Record<string, { title?: string }>;
+    const name = Object.keys(schemas).find((key) => key === 'KeyView');
+    assert.ok(name, 'a component is a key');
+    const ref = { $ref: `#/components/schemas/${name}` };
+    const json = (operation: string, status: string) =>
+      operations.find((o) => o.name === operation)?.operation.responses[status]?.content?.['application/json']
+        ?.schema as { items?: object; properties?: { previous?: object } } | undefined;
+    assert.deepEqual(json('GET /api/v1/keys/{id}', '200'), ref, 'a key references it');
+    assert.deepEqual(json('DELETE /api/v1/keys/{id}', '200'), ref, 'a revoked key references it');
+    assert.deepEqual(json('GET /api/v1/keys', '200')?.items, ref, 'each listed key references it');
+    assert.deepEqual(
+      json('POST /api/v1/keys/{id}/rotate', '201')?.properties?.previous,
+      ref,
+      'the old key too',
+    );
+  });
+
+  test('shared headers and error answers are described once under components and referenced', () => {
+    const components = servedDoc.components as { headers?: object; responses?: Record<string, unknown> };
+    assert.ok(Object.keys(components.headers ?? {}).length >= 10, 'headers under components/headers');
+    for (const name of ['BadRequest', 'Unauthorized', 'TooManyRequests', 'ServiceUnavailableUncounted']) {
+      assert.ok(components.responses?.[name], `${name} under components/responses`);
+    }
+    for (const o of listOperations(servedDoc)) {
+      for (const [status, response] of Object.entries(o.operation.responses)) {
+        const inline = response as ResponseDoc & { $ref?: string };
+        if (inline.$ref !== undefined) continue;
+        assert.ok(
+          !inline.content?.['application/problem+json'],
+          `${o.name} ${status}: a problem answer by $ref`,
+        );
+        for (const [name, header] of Object.entries(inline.headers ?? {})) {
+          assert.ok('$ref' in header, `${o.name} ${status}: header ${name} by $ref`);
+        }
+      }
+    }
+    // Each problem answer is written once, however many operations give it.
+    const problemAnswers = documentAnswer.body.split('"application/problem+json"').length - 1;
+    assert.equal(problemAnswers, Object.keys(components.responses ?? {}).length);
+  });
+
+  test('every operation documents a 4xx answer', () => {
+    for (const o of operations) {
+      const statuses = Object.keys(o.operation.responses);
+      assert.ok(
+        statuses.some((status) => status.startsWith('4')),
+        `${o.name}: ${statuses.join(', ')}`,
+      );
+    }
+  });
+
   test('every keyed operation documents 401, and every operation 500', () => {
     for (const o of operations) {
       if (isKeyed(o.operation)) assert.ok(o.operation.responses['401'], `${o.name} documents 401`);
@@ -609,4 +391,39 @@ describe('real answers match the document', () => {
       assert.deepEqual(checkAnswer(example.operation, response), [], 'the answer as documented');
     });
   }
+});
+
+describe('the price upload body is typed per media type', () => {
+  const upload = operations.find((o) => o.name === 'PUT /api/v1/series/{symbol}/prices')?.operation;
+  const content = upload?.requestBody?.content ?? {};
+  const put = (contentType: string, payload: string) =>
+    send('PUT', '/api/v1/series/NO1/prices', writer, { headers: { 'content-type': contentType }, payload });
+
+  test('application/json is the JSON document itself, in every shape the server takes', async () => {
+    const schema = content['application/json']?.schema;
+    assert.ok(schema, 'application/json has a schema');
+    const read = await get('/api/v1/prices/2026-11-22?symbols=NO1', reader);
+    assert.equal(read.statusCode, 200, read.body);
+    const point = { start: '2026-11-22T00:15:00+01:00', price: 40.1 };
+    const documents = [[point], { prices: [point] }, read.json(), point];
+    for (const value of documents) {
+      assert.equal(validate(schema, value), undefined, `documented: ${JSON.stringify(value).slice(0, 80)}`);
+      const answer = await put('application/json', JSON.stringify(value));
+      assert.equal(answer.statusCode, 200, `taken: ${answer.body}`);
+    }
+    // What a generated client sends when the body is typed as a string: a JSON string, refused.
+    assert.notEqual(validate(schema, JSON.stringify([point])), undefined, 'a JSON string is no upload');
+    assert.notEqual(validate(schema, [{ ...point, when: 'now' }]), undefined, 'an unknown field is no point');
+  });
+
+  test('JSON Lines and CSV are text, each with an example the server takes', async () => {
+    for (const media of ['application/x-ndjson', 'application/jsonl', 'text/csv']) {
+      const schema = content[media]?.schema;
+      assert.equal(schema?.type, 'string', `${media} is text`);
+      const example = content[media]?.example;
+      assert.equal(typeof example, 'string', `${media} has an example`);
+      const answer = await put(media, String(example));
+      assert.equal(answer.statusCode, 200, `${media}: ${answer.body}`);
+    }
+  });
 });

@@ -1,15 +1,16 @@
 /**
- * The HTTP API on the scale-out engine (DESIGN section 7): a few representative behaviours, through
+ * The HTTP API on the scale-out engine (docs/scale-out.md): a few representative behaviours, through
  * the real app, with keys and prices in PostgreSQL (a fresh schema, dropped afterwards). The full
  * store contract is proven by test/stores/postgres-stores.test.ts; this shows the app is wired to it.
  * Skipped with the reason when PostgreSQL is unreachable, except on CI (helpers/postgres.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { DEV_SERIES, devPrice } from '../../src/dev-data/dev-data.js';
 import { dayBounds, dayIntervals, formatInstant } from '../../src/domain/time/days.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 import { postgresSchemaUrl } from '../helpers/postgres.js';
+import { describeOrSkip } from '../helpers/skip.js';
 
 const probe = await postgresSchemaUrl();
 const skip = 'skip' in probe ? probe.skip : false;
@@ -20,7 +21,7 @@ interface Day {
   prices: { start: string; end: string; price: number }[];
 }
 
-describe('the HTTP API on PostgreSQL', { skip }, () => {
+describeOrSkip('the HTTP API on PostgreSQL', { skip }, () => {
   let h: Harness;
   let admin: string;
   before(async () => {

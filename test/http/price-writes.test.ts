@@ -1,5 +1,5 @@
 /**
- * `PUT /api/v1/series/{symbol}/prices` (issue 3, items 3 and 4): JSON and CSV bodies, all or
+ * `PUT /api/v1/series/{symbol}/prices` (README "Importing prices"): JSON and CSV bodies, all or
  * nothing, every bad row named with its line, idempotent, and served at once by the read endpoints.
  */
 import assert from 'node:assert/strict';
@@ -222,7 +222,8 @@ describe('PUT /api/v1/series/{symbol}/prices', () => {
         '',
         `{"start":"${day[5]}"}`,
       ].join('\n');
-      const response = await put(body, 'application/json');
+      // As JSON Lines each line is read on its own; application/json would stop at line 2's break.
+      const response = await put(body, 'application/x-ndjson');
       assert.equal(response.statusCode, 422, response.body);
       const problem = response.json() as Problem;
       assert.deepEqual(

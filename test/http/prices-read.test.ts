@@ -1,5 +1,5 @@
 /**
- * The read endpoints beyond today (issue 4, item 1): `/prices/{date}`, `/prices?from=&to=`,
+ * The read endpoints beyond today: `/prices/{date}`, `/prices?from=&to=`,
  * `/prices/latest` and `resolution`, over the development data set with an injected clock.
  * Now is Sunday 2026-11-22T10:15:03Z, 11:15 in Oslo.
  */

@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/prices/today: the payload of DESIGN section 2, `symbols`, `tz`, CSV, and days that
+ * GET /api/v1/prices/today: the payload of docs/api.md, `symbols`, `tz`, CSV, and days that
  * are right on DST transitions. The clock is injected, so "today" is whatever a test says it is.
  */
 import assert from 'node:assert/strict';
@@ -16,6 +16,8 @@ interface Day {
   timezone: string;
   resolution: string;
   date: string;
+  complete: boolean;
+  source: string | null;
   prices: { start: string; end: string; price: number }[];
 }
 
@@ -45,7 +47,7 @@ describe('GET /api/v1/prices/today', () => {
   });
   after(() => h.close());
 
-  test('answers every readable series for its own local today, with the payload of DESIGN section 2', async () => {
+  test('answers every readable series for its own local today, with the payload of docs/api.md', async () => {
     const { response, body } = await today(h);
     assert.equal(response.statusCode, 200);
     assert.equal(response.headers['content-type'], 'application/json; charset=utf-8');
@@ -64,9 +66,14 @@ describe('GET /api/v1/prices/today', () => {
       'timezone',
       'resolution',
       'date',
+      'complete',
+      'source',
       'prices',
     ]);
     assert.equal(no1.date, '2026-11-22');
+    // The development data set is written as an import, every day whole.
+    assert.equal(no1.complete, true);
+    assert.equal(no1.source, 'import');
     assert.equal(no1.timezone, 'Europe/Oslo');
     assert.equal(no1.prices.length, 96);
     assert.deepEqual(Object.keys(no1.prices[0] ?? {}), ['start', 'end', 'price']);

@@ -1,5 +1,5 @@
 /**
- * Tiers and rate limits through the app (DESIGN section 4): the headers on every authenticated
+ * Tiers and rate limits through the app (docs/keys-and-tiers.md): the headers on every authenticated
  * answer, the 429, what is counted per what, tiers from the config file, and exactness under a
  * burst of real HTTPS requests. The harness clock stands still at 10:15:03.120Z unless a test moves
  * it, so no burst straddles a window boundary.

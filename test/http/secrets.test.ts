@@ -1,5 +1,5 @@
 /**
- * Issue 7, point 7: keys are looked up without timing leaks, an optional server secret makes the
+ * Secrets (SECURITY.md): keys are looked up without timing leaks, an optional server secret makes the
  * stored hashes HMACs, and no key reaches the metrics.
  *
  * Timing: a key is never compared with anything secret. The server computes the key's SHA-256 (or
@@ -20,7 +20,7 @@ import SQLite from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '../../src/config/config.js';
 import { generateKey, keyFromRandom } from '../../src/domain/keys/key-format.js';
-import { buildApp } from '../../src/http/app.js';
+import { composeApp } from '../../src/server/compose.js';
 import { createKeyService } from '../../src/services/key-service.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
 import type { KeyStore, Stores } from '../../src/stores/types.js';
@@ -74,7 +74,9 @@ describe('keys and the server secret', () => {
         done();
       },
     });
-    app = await buildApp(config, { stores: { ...stores, keys: recording(stores.keys, calls) }, logStream });
+    app = (
+      await composeApp(config, { stores: { ...stores, keys: recording(stores.keys, calls) }, logStream })
+    ).app;
     await app.ready();
   });
   after(async () => {
@@ -135,13 +137,15 @@ describe('keys and the server secret', () => {
   });
 
   test('a key is refused by a server with another secret over the same database', async () => {
-    const other = await buildApp(
-      loadConfig(
-        { PRICEPOINT_LOG_LEVEL: 'silent', PRICEPOINT_KEY_SECRET: 'another secret of this test' },
-        { databasePath: join(dir, 'pricepoint.db'), devData: false },
-      ),
-      { stores },
-    );
+    const other = (
+      await composeApp(
+        loadConfig(
+          { PRICEPOINT_LOG_LEVEL: 'silent', PRICEPOINT_KEY_SECRET: 'another secret of this test' },
+          { databasePath: join(dir, 'pricepoint.db'), devData: false },
+        ),
+        { stores },
+      )
+    ).app;
     try {
       const here = await app.inject({ method: 'GET', url: '/api/v1/series', headers: { 'x-api-key': live } });
       const there = await other.inject({

@@ -1,5 +1,5 @@
 /**
- * PUT /api/v1/series/{symbol} (issue 3, item 2; DESIGN sections 1, 2 and 5): create or update a
+ * PUT /api/v1/series/{symbol} (docs/data-model.md, docs/api.md, docs/errors.md): create or update a
  * series' metadata with an admin key. Happy, error and security cases; every bad field is named, and
  * the grid of a series with prices (time zone and resolution) cannot change.
  */

@@ -1,5 +1,5 @@
 /**
- * The catalogue (issue 4, item 1): `GET /api/v1/series` and `GET /api/v1/series/{symbol}`, with
+ * The catalogue: `GET /api/v1/series` and `GET /api/v1/series/{symbol}`, with
  * coverage, `symbols`, `tz`, `format` and `resolution`, limited to the kinds the key's tier reads.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Tier rules over HTTP (issue 3, item 5; DESIGN section 4): a tier from the operator's config file
+ * Tier rules over HTTP (docs/keys-and-tiers.md): a tier from the operator's config file
  * with `kinds: ["electricity"]` reads only electricity series. `historyDays` cannot be reached
  * through `/prices/today`; src/services/price-service.test.ts proves it on the service.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 7, point 6: TLS 1.2 or newer only, with modern cipher suites; HSTS on every HTTPS answer,
+ * TLS and headers (SECURITY.md): TLS 1.2 or newer only, with modern cipher suites; HSTS on every HTTPS answer,
  * `nosniff` on every answer, and no server or framework version in any header. Real TLS connections
  * to the app listening on 127.0.0.1, a client offering one protocol or one suite at a time.
  */

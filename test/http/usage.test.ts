@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/usage (issue 3, item 5; DESIGN sections 2 and 4): the calling key's tier, limits and
+ * GET /api/v1/usage (docs/api.md, docs/keys-and-tiers.md): the calling key's tier, limits and
  * what is left, and it is not counted: asking for it takes nothing from any limit, also when one is
  * used up.
  */

@@ -1,5 +1,5 @@
 /**
- * The README's nginx example (issue 5, item 6) in front of three instances on one PostgreSQL and
+ * The README's nginx example ("Running several instances") in front of three instances on one PostgreSQL and
  * one Redis, run as written but for its ports and certificate: requests are spread over the three,
  * limits stay exact through the proxy, and /metrics is closed to the outside.
  *
@@ -12,7 +12,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { generate } from 'selfsigned';
 import { Agent, request } from 'undici';
 import {
@@ -25,6 +25,7 @@ import {
   waitUntil,
 } from '../helpers/process.js';
 import { type ScaleEnvironment, scaleEnvironment, scaleSkipReason } from '../helpers/scale.js';
+import { describeOrSkip } from '../helpers/skip.js';
 
 const NGINX = '/usr/sbin/nginx';
 const LIMIT = 30;
@@ -89,7 +90,7 @@ const skip = await scaleSkipReason(
   existsSync(NGINX) ? [] : [`${NGINX} is not installed (apt-get install nginx-light)`],
 );
 
-describe('the README nginx example in front of three instances', { skip }, () => {
+describeOrSkip('the README nginx example in front of three instances', { skip }, () => {
   const servers: ServerProcess[] = [];
   let nginx: ChildProcess | undefined;
   let base: string;

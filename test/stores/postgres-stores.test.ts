@@ -8,6 +8,7 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { openPostgresStores } from '../../src/stores/postgres/index.js';
 import { postgresSchemaUrl } from '../helpers/postgres.js';
+import { describeOrSkip } from '../helpers/skip.js';
 import { type OpenStores, storeBehaviour } from './store-behaviour.js';
 
 const probe = await postgresSchemaUrl();
@@ -34,7 +35,7 @@ async function openInFreshSchema(): Promise<OpenStores> {
   }
 }
 
-describe('PostgreSQL stores', { skip }, () => {
+describeOrSkip('PostgreSQL stores', { skip }, () => {
   storeBehaviour('PostgreSQL', openInFreshSchema);
 
   describe('PostgreSQL specifics', () => {

@@ -1,11 +1,18 @@
-/** The store behaviour suite (store-behaviour.ts) on the embedded engine: SQLite in memory. */
+/** The store behaviour suite (store-behaviour.ts) on the embedded engine: SQLite in memory; then what only SQLite does. */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
+import { dayBounds } from '../../src/domain/time/days.js';
+import { migrateSqlite, openSqlite } from '../../src/stores/sqlite/database.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
+import { SqliteKeyStore } from '../../src/stores/sqlite/key-store.js';
+import { sqliteEngine } from '../../src/stores/sqlite/sql-engine.js';
+import { sqliteWriter } from '../../src/stores/sqlite/write-lock.js';
+import type { KeyRecord } from '../../src/stores/types.js';
 import { storeBehaviour } from './store-behaviour.js';
 
 storeBehaviour('SQLite', () => openEmbeddedStores(':memory:'));
@@ -45,6 +52,104 @@ describe('SQLite: last-used times while another process holds the write lock', (
       );
     } finally {
       other.close();
+      await stores.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SQLite: a revocation accepted while another process holds the write lock', () => {
+  const key = (id: string, hash: string): KeyRecord => ({
+    id,
+    hash: hash.repeat(64),
+    last4: 'abcd',
+    name: id,
+    tier: 'free',
+    scopes: ['read'],
+    createdAt: 1,
+    expiresAt: null,
+    revokedAt: null,
+    lastUsedAt: null,
+  });
+
+  test('is in force at once, wins over a rotation that comes before it is written, and is written later', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pricepoint-revoking-'));
+    const file = join(dir, 'pricepoint.db');
+    const { db, raw } = openSqlite(file);
+    await migrateSqlite(db);
+    // A writer that gives up on the lock after 50 ms instead of 30 s, so the revocation's first write fails.
+    const writer = sqliteWriter(raw, 50);
+    const keys = new SqliteKeyStore(db, sqliteEngine(raw, writer));
+    const other = new SQLite(file);
+    const written = () =>
+      (
+        other.prepare('select revoked_at from api_keys where id = ?').get('key_old') as {
+          revoked_at: number | null;
+        }
+      ).revoked_at;
+    try {
+      await keys.insert(key('key_old', 'a'));
+      other.exec('begin immediate');
+      await assert.rejects(keys.revoke('key_old', 1_000), /locked/, 'not confirmed while the lock is held');
+      assert.equal((await keys.get('key_old'))?.revokedAt, 1_000, 'yet refused from now on');
+      other.exec('commit');
+      // The lock is free, and the revocation is not written yet (it is tried again every second).
+      assert.equal(written(), null);
+      assert.equal(
+        await keys.rotate('key_old', key('key_new', 'b'), 5_000),
+        false,
+        'no rotation of a revoked key',
+      );
+      assert.equal(await keys.get('key_new'), undefined, 'and no successor stored');
+      assert.equal((await keys.get('key_old'))?.expiresAt, null, 'nor the old expiry touched');
+      while (written() === null) await sleep(50);
+      assert.equal(written(), 1_000, 'written in the background, with the time it was asked');
+    } finally {
+      other.close();
+      await db.destroy();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('SQLite: day provenance from a file database', () => {
+  test('a staged import (a large file) and a bounded one (an upload) record their days as they commit', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pricepoint-provenance-'));
+    const stores = await openEmbeddedStores(join(dir, 'pricepoint.db'));
+    try {
+      await stores.prices.upsertSeries({
+        symbol: 'NO1',
+        name: 'Oslo',
+        kind: 'electricity',
+        currency: 'EUR',
+        unit: 'MWh',
+        timezone: 'Europe/Oslo',
+        resolution: 'PT1H',
+      });
+      const hours = (date: string) => {
+        const { start, end } = dayBounds(date, 'Europe/Oslo');
+        const out = [];
+        for (let t = start; t < end; t += 3_600_000) out.push({ symbol: 'NO1', start: t, price: '1' });
+        return out;
+      };
+      const spring = hours('2026-03-29');
+      assert.equal(spring.length, 23);
+      const staged = await stores.prices.beginPriceWrites({ provenance: { source: 'file', fetchedAt: 7 } });
+      await staged.write(spring);
+      await staged.write(hours('2026-03-30').slice(1));
+      await staged.commit();
+      const bounded = await stores.prices.beginPriceWrites({
+        small: true,
+        provenance: { source: 'upload', fetchedAt: 8 },
+      });
+      await bounded.write(hours('2026-03-31'));
+      await bounded.commit();
+      assert.deepEqual(await stores.prices.dayProvenance?.('NO1', '2026-03-01', '2026-03-31'), [
+        { date: '2026-03-29', source: 'file', fetchedAt: 7, complete: true },
+        { date: '2026-03-30', source: 'file', fetchedAt: 7, complete: false },
+        { date: '2026-03-31', source: 'upload', fetchedAt: 8, complete: true },
+      ]);
+    } finally {
       await stores.close();
       await rm(dir, { recursive: true, force: true });
     }

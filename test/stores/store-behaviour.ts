@@ -1,12 +1,13 @@
 /**
- * The behaviour every engine's `PriceStore` and `KeyStore` must show (DESIGN section 7: "the same
- * behaviour tests pass on both storage engines"). Not a test file itself: sqlite-stores.test.ts and
+ * The behaviour every engine's `PriceStore` and `KeyStore` must show (docs/scale-out.md: one
+ * behaviour suite for both storage engines). Not a test file itself: sqlite-stores.test.ts and
  * postgres-stores.test.ts run it, each against its engine. Every test opens fresh, empty stores.
  *
  * @example storeBehaviour('SQLite', () => openEmbeddedStores(':memory:'))
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { dayBounds } from '../../src/domain/time/days.js';
 import type {
   ImportPoint,
   KeyRecord,
@@ -14,6 +15,7 @@ import type {
   PriceStore,
   Series,
   StoredPrice,
+  WriteProvenance,
 } from '../../src/stores/types.js';
 
 export interface OpenStores {
@@ -320,6 +322,90 @@ export function storeBehaviour(name: string, open: () => Promise<OpenStores>): v
           start: at(12_345),
           price: '12345.5',
         });
+      }));
+  });
+
+  describe(`${name}: day provenance`, () => {
+    /** Every quarter hour of a local day in Oslo, or all but the last `short` of them. */
+    const osloDay = (date: string, short = 0): ImportPoint[] => {
+      const from = dayBounds(date, 'Europe/Oslo');
+      const list: ImportPoint[] = [];
+      for (let t = from.start; t < from.end; t += Q) list.push({ symbol: 'NO1', start: t, price: '1.5' });
+      return list.slice(0, list.length - short);
+    };
+    const written = async (prices: PriceStore, list: ImportPoint[], provenance?: WriteProvenance) => {
+      const session = await prices.beginPriceWrites(provenance && { provenance });
+      await session.write(list);
+      await session.commit();
+    };
+    const provenanceOf = (prices: PriceStore, from: string, to: string) => {
+      assert.ok(prices.dayProvenance, 'the store records provenance');
+      return prices.dayProvenance('NO1', from, to);
+    };
+
+    test('an import records each local day it wrote into, its source and time, and whether it is complete', () =>
+      withSeries(async (prices) => {
+        await written(prices, [...osloDay('2026-11-20'), ...osloDay('2026-11-21', 1)], {
+          source: 'entsoe',
+          fetchedAt: T0,
+        });
+        assert.deepEqual(await provenanceOf(prices, '2026-11-19', '2026-11-22'), [
+          { date: '2026-11-20', source: 'entsoe', fetchedAt: T0, complete: true },
+          { date: '2026-11-21', source: 'entsoe', fetchedAt: T0, complete: false },
+        ]);
+        // The missing quarter hour, written later by another source, completes the stored day.
+        await written(prices, osloDay('2026-11-21').slice(-1), { source: 'backup', fetchedAt: T0 + 1 });
+        assert.deepEqual(await provenanceOf(prices, '2026-11-21', '2026-11-21'), [
+          { date: '2026-11-21', source: 'backup', fetchedAt: T0 + 1, complete: true },
+        ]);
+      }));
+
+    test('completeness counts the intervals of DST days: 92 and 100 quarter hours', () =>
+      withSeries(async (prices) => {
+        const spring = osloDay('2026-03-29');
+        const autumn = osloDay('2026-10-25');
+        assert.equal(spring.length, 92);
+        assert.equal(autumn.length, 100);
+        await written(prices, [...spring, ...autumn.slice(0, 96)], { source: 'entsoe', fetchedAt: T0 });
+        const days = await provenanceOf(prices, '2026-03-01', '2026-10-31');
+        assert.deepEqual(
+          days.map((d) => [d.date, d.complete]),
+          [
+            ['2026-03-29', true],
+            ['2026-10-25', false],
+          ],
+          '96 of 100 quarter hours is not the whole autumn day',
+        );
+        await written(prices, autumn.slice(96), { source: 'entsoe', fetchedAt: T0 });
+        assert.equal((await provenanceOf(prices, '2026-10-25', '2026-10-25'))[0]?.complete, true);
+      }));
+
+    test('a day a higher-ranked source wrote keeps its name when a lower one fills its gaps', () =>
+      withSeries(async (prices) => {
+        await written(prices, osloDay('2026-11-21', 4), { source: 'entsoe', fetchedAt: T0 });
+        await written(prices, osloDay('2026-11-21').slice(-4), {
+          source: 'backup',
+          fetchedAt: T0 + 5,
+          keep: ['entsoe'],
+        });
+        assert.deepEqual(await provenanceOf(prices, '2026-11-21', '2026-11-21'), [
+          { date: '2026-11-21', source: 'entsoe', fetchedAt: T0 + 5, complete: true },
+        ]);
+      }));
+
+    test('writes without a source are imports; a rolled-back import records nothing', () =>
+      withSeries(async (prices) => {
+        const before = Date.now();
+        await prices.upsertPrices('NO1', osloDay('2026-11-20'));
+        const [day] = await provenanceOf(prices, '2026-11-20', '2026-11-20');
+        assert.equal(day?.source, 'import');
+        assert.equal(day?.complete, true);
+        assert.ok((day?.fetchedAt ?? 0) >= before);
+        const session = await prices.beginPriceWrites({ provenance: { source: 'entsoe', fetchedAt: T0 } });
+        await session.write(osloDay('2026-11-22'));
+        await session.rollback();
+        assert.deepEqual(await provenanceOf(prices, '2026-11-22', '2026-11-22'), []);
+        assert.deepEqual(await prices.dayProvenance?.('SE3', '2026-11-01', '2026-11-30'), []);
       }));
   });
 

@@ -1,120 +1,37 @@
 /**
- * `PricepointClient`: one typed method per read endpoint of the API (DESIGN section 2), the key in
- * the `x-api-key` header only, retries that honour `Retry-After`, and typed errors. No dependencies:
- * the global `fetch`, or one the caller passes in.
+ * `PricepointClient`: one typed method per endpoint of the API (README "The API"): the reads, the price
+ * upload and the admin calls for keys and series. The key goes in the `x-api-key` header only,
+ * retries honour `Retry-After`, and errors are typed (transport.ts). No dependencies: the global
+ * `fetch`, or one the caller passes in.
  */
-import { PricepointError, type Problem, toProblem } from './errors.js';
-import { abortReason, backoffDelay, parseRetryAfter, sleep } from './retry.js';
+import { CSV_ACCEPT, JSON_ACCEPT, type PricepointClientOptions, parseJson, Transport } from './transport.js';
 import type {
   CallOptions,
   Catalogue,
+  CreatedKey,
   CsvReadOptions,
   DayAnswer,
   DayInput,
   JsonReadOptions,
+  KeyInfo,
+  NewKey,
   OneSeriesOptions,
+  PriceInput,
   RateLimitInfo,
   ReadOptions,
+  RotatedKey,
+  RotateKeyOptions,
+  SeriesFields,
   SeriesInfo,
+  UploadResult,
   Usage,
 } from './types.js';
+import { pricesBody } from './upload-body.js';
 
 /**
- * The part of a fetch `Response` the client reads; the global `Response` and undici's fit it.
- *
- * @example
- * const response: FetchResponseLike = await fetch('https://localhost:8443/healthz');
- */
-export interface FetchResponseLike {
-  readonly status: number;
-  readonly statusText: string;
-  readonly headers: { get(name: string): string | null };
-  text(): Promise<string>;
-}
-
-/**
- * What the client passes to `fetch`: always a GET with plain headers.
- *
- * @example
- * const init: FetchInit = { method: 'GET', headers: { accept: 'application/json' } };
- */
-export interface FetchInit {
-  method: 'GET';
-  headers: Record<string, string>;
-  signal?: AbortSignal;
-}
-
-/**
- * A `fetch` the client can use: the global one, undici's, or a wrapper (a custom TLS agent, a proxy,
- * recording for tests).
- *
- * @example
- * import { Agent, fetch as undiciFetch } from 'undici';
- * const dispatcher = new Agent({ connect: { ca: myCaPem } });
- * const fetchWithCa: FetchLike = (url, init) => undiciFetch(url, { ...init, dispatcher });
- */
-export type FetchLike = (url: string, init: FetchInit) => Promise<FetchResponseLike>;
-
-/**
- * Told before every wait between two attempts: why, and how long the client will wait.
- *
- * @example
- * const onRetry = (event: RetryEvent) => console.warn(`retry ${event.retry} in ${event.delayMs} ms`, event.status);
- */
-export interface RetryEvent {
-  /** 1 for the first retry, 2 for the second, ... */
-  retry: number;
-  /** How long the client waits before it, in milliseconds. */
-  delayMs: number;
-  /** The status that caused it (429, 502, 503, 504); absent for a network error. */
-  status?: number;
-  /** The error that caused it: a `PricepointError` for an answer, the fetch error for a network failure. */
-  error: unknown;
-  /** The URL being fetched (it never holds the key). */
-  url: string;
-}
-
-/**
- * How to build a client.
- *
- * @example
- * const options: PricepointClientOptions = { baseUrl: 'https://localhost:8443', apiKey: process.env.PRICEPOINT_KEY! };
- */
-export interface PricepointClientOptions {
-  /** The server's origin, optionally with a path prefix: `https://prices.example.com`. */
-  baseUrl: string;
-  /** The API key; sent only in the `x-api-key` header, never in a URL. */
-  apiKey: string;
-  /** The fetch to use; default the global `fetch`. */
-  fetch?: FetchLike;
-  /** How many times a request is retried after a 429, 502, 503, 504 or network error; default 3. */
-  maxRetries?: number;
-  /**
-   * The longest single wait, in milliseconds; default 60000 (a minute window). A `Retry-After`
-   * longer than this is not waited for: the error is thrown at once, with `retryAfterSeconds` set.
-   */
-  maxRetryDelayMs?: number;
-  /** The first backoff step when the server gives no `Retry-After`, in milliseconds; default 500. */
-  retryBaseDelayMs?: number;
-  /** The `User-Agent` header; default `pricepoint-client/0.1.0`. */
-  userAgent?: string;
-  /** Called before every wait between two attempts (logging, metrics, tests). */
-  onRetry?: (event: RetryEvent) => void;
-}
-
-const RETRIED_STATUSES = new Set([429, 502, 503, 504]);
-const JSON_ACCEPT = 'application/json, application/problem+json;q=0.9';
-const CSV_ACCEPT = 'text/csv, application/problem+json;q=0.9';
-
-function headerInt(headers: FetchResponseLike['headers'], name: string): number | undefined {
-  const value = headers.get(name);
-  if (value === null || !/^\s*-?\d+\s*$/.test(value)) return undefined;
-  return Number(value);
-}
-
-/**
- * A client for the Pricepoint API, version 1. Every method is a GET: it answers parsed JSON, or the
- * CSV text when called with `format: 'csv'`, and throws a `PricepointError` for an error answer.
+ * A client for the Pricepoint API, version 1. A read answers parsed JSON, or the CSV text when
+ * called with `format: 'csv'`; every call throws a `PricepointError` for an error answer. Uploads
+ * need a key with the `write` scope, the key and series calls one with `admin`.
  *
  * @example
  * import { PricepointClient } from '@pricepoint/client';
@@ -123,39 +40,15 @@ function headerInt(headers: FetchResponseLike['headers'], name: string): number 
  * console.log(series[0]?.prices[0]?.price);
  */
 export class PricepointClient {
-  /** The rate-limit headers of the last answer that had them, error answers included. */
-  lastRateLimit: RateLimitInfo | undefined;
-
-  readonly #base: string;
-  readonly #apiKey: string;
-  readonly #fetch: FetchLike;
-  readonly #maxRetries: number;
-  readonly #maxRetryDelayMs: number;
-  readonly #retryBaseDelayMs: number;
-  readonly #userAgent: string;
-  readonly #onRetry: ((event: RetryEvent) => void) | undefined;
+  readonly #transport: Transport;
 
   constructor(options: PricepointClientOptions) {
-    if (typeof options.apiKey !== 'string' || options.apiKey.trim() === '') {
-      throw new TypeError('PricepointClient: apiKey must be a non-empty string');
-    }
-    const base = new URL(options.baseUrl);
-    if (base.protocol !== 'https:' && base.protocol !== 'http:') {
-      throw new TypeError('PricepointClient: baseUrl must be an http(s) URL');
-    }
-    if (base.search !== '' || base.hash !== '') {
-      throw new TypeError('PricepointClient: baseUrl must not have a query or fragment');
-    }
-    this.#base = `${base.origin}${base.pathname.replace(/\/+$/, '')}`;
-    this.#apiKey = options.apiKey;
-    const fetchImpl = options.fetch ?? (globalThis.fetch as FetchLike | undefined);
-    if (fetchImpl === undefined) throw new TypeError('PricepointClient: no global fetch; pass options.fetch');
-    this.#fetch = fetchImpl;
-    this.#maxRetries = Math.max(0, Math.floor(options.maxRetries ?? 3));
-    this.#maxRetryDelayMs = Math.max(0, options.maxRetryDelayMs ?? 60_000);
-    this.#retryBaseDelayMs = Math.max(1, options.retryBaseDelayMs ?? 500);
-    this.#userAgent = options.userAgent ?? 'pricepoint-client/0.1.0';
-    this.#onRetry = options.onRetry;
+    this.#transport = new Transport(options);
+  }
+
+  /** The rate-limit headers of the last answer that had them, error answers included. */
+  get lastRateLimit(): RateLimitInfo | undefined {
+    return this.#transport.lastRateLimit;
   }
 
   /**
@@ -251,8 +144,130 @@ export class PricepointClient {
    * console.log(tier, limits.map((l) => `${l.name}: ${l.remaining}/${l.limit}`));
    */
   async usage(options: CallOptions = {}): Promise<Usage> {
-    const body = await this.#request('/api/v1/usage', new URLSearchParams(), JSON_ACCEPT, options.signal);
-    return parseJson<Usage>(body);
+    return this.#transport.json<Usage>('GET', '/api/v1/usage', undefined, options.signal);
+  }
+
+  /**
+   * `PUT /api/v1/series/{symbol}/prices`: inserts or replaces the points of one series, all or
+   * nothing (needs the `write` scope). A bad point fails the whole upload with a 422
+   * `invalid_prices` whose `problem.errors` names each bad point by its line: the body is a JSON
+   * array with point `i` on line `i + 2`. At most 16 MiB; import larger loads with `pricepoint import`.
+   *
+   * @example
+   * const { written } = await writer.uploadPrices('NO1', [
+   *   { start: '2026-11-22T00:00:00+01:00', price: 41.27 },
+   *   { start: '2026-11-22T00:15:00+01:00', price: '40.930' }, // kept as written
+   * ]);
+   */
+  async uploadPrices(
+    symbol: string,
+    points: readonly PriceInput[],
+    options: CallOptions = {},
+  ): Promise<UploadResult> {
+    const body = pricesBody(points);
+    return this.#transport.json<UploadResult>(
+      'PUT',
+      `/api/v1/series/${encodeURIComponent(symbol)}/prices`,
+      body,
+      options.signal,
+    );
+  }
+
+  /**
+   * `PUT /api/v1/series/{symbol}`: creates a series (every field needed) or updates one (the
+   * fields left out are kept); needs the `admin` scope. A 400 names every bad field.
+   *
+   * @example
+   * await admin.upsertSeries('SE3', { name: 'Stockholm day-ahead', kind: 'electricity', currency: 'EUR',
+   *   unit: 'MWh', timezone: 'Europe/Stockholm', resolution: 'PT15M' });
+   * await admin.upsertSeries('SE3', { name: 'Stockholm (SE3) day-ahead' });
+   */
+  upsertSeries(symbol: string, fields: SeriesFields, options: CallOptions = {}): Promise<SeriesInfo> {
+    const path = `/api/v1/series/${encodeURIComponent(symbol)}`;
+    return this.#transport.json<SeriesInfo>('PUT', path, JSON.stringify(fields), options.signal);
+  }
+
+  /**
+   * `POST /api/v1/keys`: issues a key (needs the `admin` scope). The answer's `key` is the key
+   * itself, shown this once: store it now. Retried after a 429 only.
+   *
+   * @example
+   * const { id, key } = await admin.createKey({ name: 'dashboard', tier: 'free', scopes: ['read'] });
+   */
+  createKey(spec: NewKey, options: CallOptions = {}): Promise<CreatedKey> {
+    const { expiresAt, ...rest } = spec;
+    const body = {
+      ...rest,
+      ...(expiresAt !== undefined && {
+        expiresAt: expiresAt instanceof Date ? expiresAt.toISOString() : expiresAt,
+      }),
+    };
+    return this.#transport.json<CreatedKey>(
+      'POST',
+      '/api/v1/keys',
+      JSON.stringify(body),
+      options.signal,
+      false,
+    );
+  }
+
+  /**
+   * `GET /api/v1/keys`: every key, revoked and expired ones included (needs the `admin` scope).
+   *
+   * @example
+   * const keys = await admin.listKeys();
+   * console.log(keys.map((k) => `${k.name} …${k.last4} ${k.revokedAt ?? 'active'}`));
+   */
+  listKeys(options: CallOptions = {}): Promise<KeyInfo[]> {
+    return this.#transport.json<KeyInfo[]>('GET', '/api/v1/keys', undefined, options.signal);
+  }
+
+  /**
+   * `GET /api/v1/keys/{id}`: one key (needs the `admin` scope); 404 `not_found` for an unknown id.
+   *
+   * @example
+   * const { lastUsedAt } = await admin.getKey(id);
+   */
+  getKey(id: string, options: CallOptions = {}): Promise<KeyInfo> {
+    return this.#transport.json<KeyInfo>(
+      'GET',
+      `/api/v1/keys/${encodeURIComponent(id)}`,
+      undefined,
+      options.signal,
+    );
+  }
+
+  /**
+   * `DELETE /api/v1/keys/{id}`: revokes a key (needs the `admin` scope). It stops working at once
+   * on the server that answered and within 5 seconds on every other.
+   *
+   * @example
+   * const { revokedAt } = await admin.revokeKey(id);
+   */
+  revokeKey(id: string, options: CallOptions = {}): Promise<KeyInfo> {
+    return this.#transport.json<KeyInfo>(
+      'DELETE',
+      `/api/v1/keys/${encodeURIComponent(id)}`,
+      undefined,
+      options.signal,
+    );
+  }
+
+  /**
+   * `POST /api/v1/keys/{id}/rotate`: issues a new key with the same name, tier and scopes; the old
+   * one keeps working for `graceSeconds` (default a day). Needs the `admin` scope; retried after a
+   * 429 only.
+   *
+   * @example
+   * const { key, previous } = await admin.rotateKey(id, { graceSeconds: 3600 });
+   * console.log(`new key …${key.slice(-4)}; the old one works until ${previous.expiresAt}`);
+   */
+  rotateKey(id: string, options: RotateKeyOptions = {}): Promise<RotatedKey> {
+    const body = JSON.stringify(
+      options.graceSeconds === undefined ? {} : { graceSeconds: options.graceSeconds },
+    );
+    const path = `/api/v1/keys/${encodeURIComponent(id)}/rotate`;
+    return this.#transport.json<RotatedKey>('POST', path, body, options.signal, false);
   }
 
   async #read<T>(
@@ -266,95 +281,12 @@ export class PricepointClient {
     if (options.resolution !== undefined) query.set('resolution', options.resolution);
     const csv = options.format === 'csv';
     if (csv) query.set('format', 'csv');
-    const body = await this.#request(path, query, csv ? CSV_ACCEPT : JSON_ACCEPT, options.signal);
-    return csv ? body.text : parseJson<T>(body);
-  }
-
-  /** One GET with retries; answers the 2xx body, throws a `PricepointError` for an error answer. */
-  async #request(
-    path: string,
-    query: URLSearchParams,
-    accept: string,
-    signal: AbortSignal | undefined,
-  ): Promise<{ text: string; status: number; requestId: string | undefined }> {
-    const search = query.toString();
-    const url = `${this.#base}${path}${search === '' ? '' : `?${search}`}`;
-    const headers = { accept, 'x-api-key': this.#apiKey, 'user-agent': this.#userAgent };
-    for (let retry = 0; ; retry++) {
-      if (signal?.aborted) throw abortReason(signal);
-      let response: FetchResponseLike;
-      let text: string;
-      try {
-        response = await this.#fetch(url, { method: 'GET', headers, ...(signal && { signal }) });
-        text = await response.text();
-      } catch (error) {
-        // A network failure: every call is an idempotent GET, so it is safe to send again.
-        if (signal?.aborted || retry >= this.#maxRetries) throw error;
-        await this.#wait(retry, this.#backoff(retry), undefined, error, url, signal);
-        continue;
-      }
-      this.#recordRateLimit(response.headers);
-      const requestId = response.headers.get('x-request-id') ?? undefined;
-      if (response.status >= 200 && response.status < 300)
-        return { text, status: response.status, requestId };
-
-      const problem = toProblem(response.status, response.statusText, text);
-      const retryAfter = parseRetryAfter(response.headers.get('retry-after'), Date.now());
-      const error = new PricepointError(problem, {
-        ...(requestId !== undefined && { requestId }),
-        ...(retryAfter !== undefined && { retryAfterSeconds: retryAfter }),
-      });
-      if (!RETRIED_STATUSES.has(response.status) || retry >= this.#maxRetries) throw error;
-      let delay: number;
-      if (retryAfter !== undefined) {
-        delay = retryAfter * 1000;
-        // Waiting less than the server asked only earns another 429; waiting longer is not wanted.
-        if (delay > this.#maxRetryDelayMs) throw error;
-      } else {
-        delay = this.#backoff(retry);
-      }
-      await this.#wait(retry, delay, response.status, error, url, signal);
-    }
-  }
-
-  #backoff(retry: number): number {
-    return backoffDelay(retry, this.#retryBaseDelayMs, this.#maxRetryDelayMs, Math.random);
-  }
-
-  async #wait(
-    retry: number,
-    delayMs: number,
-    status: number | undefined,
-    error: unknown,
-    url: string,
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
-    this.#onRetry?.({ retry: retry + 1, delayMs, ...(status !== undefined && { status }), error, url });
-    await sleep(delayMs, signal);
-  }
-
-  #recordRateLimit(headers: FetchResponseLike['headers']): void {
-    const limit = headerInt(headers, 'x-ratelimit-limit');
-    const remaining = headerInt(headers, 'x-ratelimit-remaining');
-    const reset = headerInt(headers, 'x-ratelimit-reset');
-    if (limit === undefined || remaining === undefined || reset === undefined) return;
-    const policy = headers.get('ratelimit-policy');
-    this.lastRateLimit = { limit, remaining, reset, ...(policy !== null && { policy }) };
-  }
-}
-
-/** Parses a 2xx JSON body; a body that is no JSON (a proxy's page) is an `internal` error, not a crash. */
-function parseJson<T>(body: { text: string; status: number; requestId: string | undefined }): T {
-  try {
-    return JSON.parse(body.text) as T;
-  } catch {
-    const problem: Problem = {
-      type: 'about:blank',
-      title: 'Unreadable answer',
-      status: body.status,
-      code: 'internal',
-      detail: `The answer is not JSON: ${body.text.trim().slice(0, 100)}`,
-    };
-    throw new PricepointError(problem, body.requestId === undefined ? {} : { requestId: body.requestId });
+    const accept = csv ? CSV_ACCEPT : JSON_ACCEPT;
+    const answer = await this.#transport.request(
+      path,
+      { method: 'GET', query, accept, body: undefined, idempotent: true },
+      options.signal,
+    );
+    return csv ? answer.text : parseJson<T>(answer);
   }
 }

@@ -6,32 +6,41 @@
  * const client = new PricepointClient({ baseUrl: 'https://localhost:8443', apiKey: 'pp_demo_...' });
  * const { series } = await client.today({ symbols: ['NO1'] });
  */
-export {
-  type FetchInit,
-  type FetchLike,
-  type FetchResponseLike,
-  PricepointClient,
-  type PricepointClientOptions,
-  type RetryEvent,
-} from './client.js';
+export { PricepointClient } from './client.js';
 export { PROBLEM_CODES, PricepointError, type Problem, type ProblemCode } from './errors.js';
+export type {
+  FetchInit,
+  FetchLike,
+  FetchResponseLike,
+  PricepointClientOptions,
+  RetryEvent,
+} from './transport.js';
 export type {
   CalendarDate,
   CallOptions,
   Catalogue,
+  CreatedKey,
   CsvReadOptions,
   DayAnswer,
   DayInput,
   JsonReadOptions,
+  KeyInfo,
+  NewKey,
   OneSeriesOptions,
+  PriceInput,
   PricePoint,
   RateLimitInfo,
   ReadOptions,
   RelativeDay,
   Resolution,
+  RotatedKey,
+  RotateKeyOptions,
+  Scope,
   SeriesDay,
+  SeriesFields,
   SeriesInfo,
   SeriesMeta,
+  UploadResult,
   Usage,
   UsageLimit,
 } from './types.js';

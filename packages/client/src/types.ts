@@ -1,5 +1,5 @@
 /**
- * The answer and option types of the Pricepoint API, version 1 (DESIGN section 2). They mirror the
+ * The answer and option types of the Pricepoint API, version 1 (README "The API"). They mirror the
  * server's response schemas; the server's OpenAPI document (`/api/v1/openapi.json`) is the reference.
  */
 
@@ -83,6 +83,13 @@ export interface SeriesMeta {
 export interface SeriesDay extends SeriesMeta {
   /** The local date of this day, `YYYY-MM-DD`, in the zone it was read in. */
   date: string;
+  /**
+   * Every interval of the day is stored (read in another zone: every overlapping day of the
+   * series' own zone is complete). False for a day stored before the server recorded it.
+   */
+  complete: boolean;
+  /** Who wrote the day: a configured source's name (`entsoe`), `import`, or null when unknown. */
+  source: string | null;
   prices: PricePoint[];
 }
 
@@ -178,7 +185,12 @@ export interface ReadOptions extends CallOptions {
   symbols?: readonly string[];
   /** IANA zone whose calendar day is meant for every series. Default: each series' own zone. */
   tz?: string;
-  /** Coarser output: the mean of the finer intervals. */
+  /**
+   * Coarser output: each interval the exact mean of the series' own intervals inside it. Refused
+   * (400 `invalid_parameter`, parameter `resolution`) where, in the zone read in, an interval would
+   * begin inside one of a series' intervals: Asia/Kolkata half hours read with `tz: 'Asia/Kathmandu'`
+   * at `PT1H`.
+   */
   resolution?: Resolution;
   /** `'json'` (default) or `'csv'`. */
   format?: 'json' | 'csv';
@@ -222,4 +234,124 @@ export interface RateLimitInfo {
   reset: number;
   /** The raw `RateLimit-Policy` header, when sent. */
   policy?: string;
+}
+
+/**
+ * What a key may do: `read` the prices, also `write` them, or also `admin` (keys and series). Each
+ * scope includes the ones before it.
+ *
+ * @example
+ * const scopes: Scope[] = ['read', 'write'];
+ */
+export type Scope = 'read' | 'write' | 'admin';
+
+/**
+ * A key as the admin calls show it: never the key itself (only its last four characters) nor its hash.
+ * Times are RFC 3339 UTC; `lastUsedAt` is written in batches every few seconds.
+ *
+ * @example
+ * const keys: KeyInfo[] = await admin.listKeys();
+ * const active = keys.filter((k) => k.revokedAt === null);
+ */
+export interface KeyInfo {
+  id: string;
+  last4: string;
+  name: string;
+  tier: string;
+  scopes: Scope[];
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+/**
+ * A key just created: `key` is the key itself, shown in this answer only (the server keeps a hash).
+ *
+ * @example
+ * const { id, key }: CreatedKey = await admin.createKey({ name: 'dashboard', tier: 'free' });
+ */
+export interface CreatedKey extends KeyInfo {
+  key: string;
+}
+
+/**
+ * A rotated key: the new one, with `key` shown this once, and the old one with its new expiry.
+ *
+ * @example
+ * const { key, previous }: RotatedKey = await admin.rotateKey(id, { graceSeconds: 3600 });
+ */
+export interface RotatedKey extends CreatedKey {
+  previous: KeyInfo;
+}
+
+/**
+ * What `createKey` takes: who the key is for, its tier, its scopes (default `['read']`) and an
+ * optional expiry in the future (RFC 3339 or a `Date`).
+ *
+ * @example
+ * const spec: NewKey = { name: 'importer', tier: 'pro', scopes: ['write'], expiresAt: '2030-01-01T00:00:00Z' };
+ */
+export interface NewKey {
+  name: string;
+  tier: string;
+  scopes?: readonly Scope[];
+  expiresAt?: string | Date | null;
+}
+
+/**
+ * The options of `rotateKey`: how long the old key keeps working, in seconds (the server's default
+ * is 86400, a day; 0 ends it at once).
+ *
+ * @example
+ * await admin.rotateKey(id, { graceSeconds: 0 });
+ */
+export interface RotateKeyOptions extends CallOptions {
+  graceSeconds?: number;
+}
+
+/**
+ * A series' metadata for `upsertSeries`: a new series needs every field, an existing one keeps the
+ * fields left out.
+ *
+ * @example
+ * const fields: SeriesFields = { name: 'Oslo day-ahead', kind: 'electricity', currency: 'EUR',
+ *   unit: 'MWh', timezone: 'Europe/Oslo', resolution: 'PT15M' };
+ */
+export interface SeriesFields {
+  name?: string;
+  kind?: string;
+  currency?: string;
+  unit?: string;
+  timezone?: string;
+  resolution?: Resolution;
+}
+
+/**
+ * One point to upload. `price` is a number, or a decimal string (`'41.270'`) sent as that exact
+ * number text so the server keeps it as written. `start` is RFC 3339 with an offset; `end`,
+ * `symbol`, `currency` and `unit`, when given, must match the series (a point of a read answer fits).
+ *
+ * @example
+ * const point: PriceInput = { start: '2026-11-22T00:00:00+01:00', price: '41.270' };
+ */
+export interface PriceInput {
+  start: string;
+  price: number | string;
+  end?: string;
+  date?: string;
+  symbol?: string;
+  currency?: string;
+  unit?: string;
+}
+
+/**
+ * The answer of `uploadPrices`: every point was written (inserted or replaced).
+ *
+ * @example
+ * const { written }: UploadResult = await writer.uploadPrices('NO1', points);
+ */
+export interface UploadResult {
+  symbol: string;
+  written: number;
 }

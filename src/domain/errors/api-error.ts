@@ -1,59 +1,60 @@
+import type { LimitReport } from '../limits/fixed-window.js';
+
 /**
- * The closed set of error codes of DESIGN section 5. Services throw `ApiError`; one handler turns it
- * into an `application/problem+json` body (RFC 9457), so every error looks the same to a client.
+ * The closed set of error codes of docs/errors.md, each with its title. Services throw `ApiError`;
+ * one handler in src/http/problem.ts turns it into an `application/problem+json` body (RFC 9457)
+ * with the HTTP status src/http/error-status.ts gives each code, so every error looks the same to
+ * a client and nothing here knows HTTP.
  */
 const CODES = {
-  missing_api_key: { status: 401, title: 'API key missing' },
-  invalid_api_key: { status: 401, title: 'Invalid API key' },
-  conflicting_api_keys: { status: 401, title: 'Conflicting API keys' },
-  api_key_in_query: { status: 401, title: 'API key in the query string' },
-  insufficient_scope: { status: 403, title: 'Insufficient scope' },
-  outside_tier_history: { status: 403, title: 'Outside the tier history' },
-  rate_limited: { status: 429, title: 'Rate limit exceeded' },
-  too_many_auth_failures: { status: 429, title: 'Too many failed authentications' },
-  invalid_parameter: { status: 400, title: 'Invalid parameter' },
-  unknown_series: { status: 404, title: 'Unknown series' },
-  not_found: { status: 404, title: 'Not found' },
-  method_not_allowed: { status: 405, title: 'Method not allowed' },
-  not_acceptable: { status: 406, title: 'Not acceptable' },
-  payload_too_large: { status: 413, title: 'Payload too large' },
-  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
-  invalid_prices: { status: 422, title: 'Invalid prices' },
-  service_unavailable: { status: 503, title: 'Service unavailable' },
-  internal: { status: 500, title: 'Internal server error' },
-} as const satisfies Record<string, { status: number; title: string }>;
+  missing_api_key: 'API key missing',
+  invalid_api_key: 'Invalid API key',
+  conflicting_api_keys: 'Conflicting API keys',
+  api_key_in_query: 'API key in the query string',
+  insufficient_scope: 'Insufficient scope',
+  outside_tier_history: 'Outside the tier history',
+  rate_limited: 'Rate limit exceeded',
+  too_many_auth_failures: 'Too many failed authentications',
+  invalid_parameter: 'Invalid parameter',
+  unknown_series: 'Unknown series',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  not_acceptable: 'Not acceptable',
+  payload_too_large: 'Payload too large',
+  unsupported_media_type: 'Unsupported media type',
+  invalid_prices: 'Invalid prices',
+  service_unavailable: 'Service unavailable',
+  internal: 'Internal server error',
+} as const satisfies Record<string, string>;
 
 export type ErrorCode = keyof typeof CODES;
 export const ERROR_CODES = Object.keys(CODES) as ErrorCode[];
 
-export function errorStatus(code: ErrorCode): number {
-  return CODES[code].status;
-}
-
 export function errorTitle(code: ErrorCode): string {
-  return CODES[code].title;
+  return CODES[code];
 }
 
-/** Problem type URIs: the IANA registered type where one exists, our documented anchor otherwise. */
-export function errorType(code: ErrorCode): string {
-  if (code === 'rate_limited') return 'https://iana.org/assignments/http-problem-types#quota-exceeded';
-  return `https://pricepoint.dev/problems#${code}`;
+/** What an error may carry besides its code and detail; src/http/problem.ts turns it into an answer. */
+export interface ApiErrorOptions {
+  /** Members added to the problem body (`violated-policies`, `parameter`, `errors`). */
+  readonly extra?: Record<string, unknown>;
+  /** When the client may try again, in whole seconds (a refusal by a budget or a store). */
+  readonly retryAfterSeconds?: number;
+  /** The rate-limit decision that refused the request, told to the client with the answer. */
+  readonly limits?: LimitReport;
 }
 
 /**
- * A client-facing error. `detail` must never contain a key or internals; `extra` adds members to the
- * problem body (`violated-policies`, `parameter`, `errors`); `headers` go on the response.
+ * A domain error with a client-facing code. `detail` must never contain a key or internals.
  * @example throw new ApiError('invalid_parameter', 'tz must be an IANA time zone such as Europe/Oslo', { extra: { parameter: 'tz' } })
  */
 export class ApiError extends Error {
-  readonly status: number;
   constructor(
     readonly code: ErrorCode,
     readonly detail: string,
-    readonly options: { extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    readonly options: ApiErrorOptions = {},
   ) {
     super(detail);
     this.name = 'ApiError';
-    this.status = errorStatus(code);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The API key format (DESIGN section 3): `pp_<kind>_<random base62, 22 chars = 131 bits><checksum>`,
+ * The API key format (docs/keys-and-tiers.md): `pp_<kind>_<random base62, 22 chars = 131 bits><checksum>`,
  * where the checksum is the CRC32 of everything before it, written as 6 base62 characters. The
  * checksum lets a typo or a made-up key be refused without touching a store.
  */

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   bindingLimit,
+  checkCost,
   type LimitDecision,
   type LimitState,
-  rateLimitHeaders,
   secondsUntil,
+  unitsOf,
   windowOf,
 } from './fixed-window.js';
 import type { LimitRule } from './tiers.js';
@@ -137,79 +138,17 @@ describe('bindingLimit: the limit a client should watch', () => {
   });
 });
 
-describe('rateLimitHeaders', () => {
-  const now = at('2026-11-22T10:15:19.000Z');
-
-  test('writes the draft fields and the legacy X- fields exactly as DESIGN shows them', () => {
-    const decision: LimitDecision = {
-      allowed: true,
-      states: [state(minute, 12, '2026-11-22T10:16:00Z'), state(day, 988, '2026-11-23T00:00:00Z')],
-    };
-    assert.deepEqual(rateLimitHeaders(decision, now), {
-      'ratelimit-policy': '"minute";q=30;w=60, "day";q=1000;w=86400',
-      ratelimit: '"minute";r=12;t=41',
-      'x-ratelimit-limit': '30',
-      'x-ratelimit-remaining': '12',
-      'x-ratelimit-reset': String(at('2026-11-22T10:16:00Z') / 1000),
-    });
+describe('unitsOf and checkCost: what a weighted request takes', () => {
+  test('a cost takes itself from a limit, or the whole limit when it is larger', () => {
+    assert.equal(unitsOf(minute, 1), 1);
+    assert.equal(unitsOf(minute, 30), 30);
+    assert.equal(unitsOf(minute, 31), 30);
   });
 
-  test('the policy lists every limit of the tier in its order, the rest describe the binding one', () => {
-    const decision: LimitDecision = {
-      allowed: true,
-      states: [state(minute, 29, '2026-11-22T10:16:00Z'), state(day, 2, '2026-11-23T00:00:00Z')],
-    };
-    const headers = rateLimitHeaders(decision, now);
-    assert.equal(headers['ratelimit-policy'], '"minute";q=30;w=60, "day";q=1000;w=86400');
-    assert.equal(headers['ratelimit'], `"day";r=2;t=${(at('2026-11-23T00:00:00Z') - now) / 1000}`);
-    assert.equal(headers['x-ratelimit-limit'], '1000');
-    assert.equal(headers['x-ratelimit-remaining'], '2');
-    assert.equal(headers['x-ratelimit-reset'], '1795392000');
-  });
-
-  test('an accepted request gets no Retry-After, also when it took the last unit', () => {
-    const decision: LimitDecision = {
-      allowed: true,
-      states: [state(minute, 0, '2026-11-22T10:16:00Z'), state(day, 970, '2026-11-23T00:00:00Z')],
-    };
-    const headers = rateLimitHeaders(decision, now);
-    assert.equal(headers['x-ratelimit-remaining'], '0');
-    assert.equal('retry-after' in headers, false);
-  });
-
-  test('a refusal gets Retry-After in whole seconds until the used-up limit resets', () => {
-    const decision: LimitDecision = {
-      allowed: false,
-      states: [state(minute, 0, '2026-11-22T10:16:00Z'), state(day, 970, '2026-11-23T00:00:00Z')],
-    };
-    const headers = rateLimitHeaders(decision, at('2026-11-22T10:15:03.120Z'));
-    assert.equal(headers['retry-after'], '57');
-    assert.equal(headers['ratelimit'], '"minute";r=0;t=57');
-    assert.equal(headers['x-ratelimit-remaining'], '0');
-  });
-
-  test('Retry-After is never earlier than the reset of the used-up limit that resets last', () => {
-    // pro tier: both the second and the minute limit are used up; retrying after 1 s would fail.
-    const decision: LimitDecision = {
-      allowed: false,
-      states: [
-        state(second, 0, '2026-11-22T10:15:20Z'),
-        state({ ...minute, limit: 1200 }, 0, '2026-11-22T10:16:00Z'),
-      ],
-    };
-    const headers = rateLimitHeaders(decision, now);
-    assert.equal(headers['retry-after'], '41');
-    assert.ok(now + Number(headers['retry-after']) * 1000 >= at('2026-11-22T10:16:00Z'));
-    assert.equal(headers['ratelimit'], '"minute";r=0;t=41');
-    assert.equal(headers['x-ratelimit-limit'], '1200');
-  });
-
-  test('Retry-After is at least 1 even in the last millisecond of the window', () => {
-    const decision: LimitDecision = { allowed: false, states: [state(second, 0, '2026-11-22T10:15:20Z')] };
-    assert.equal(rateLimitHeaders(decision, at('2026-11-22T10:15:19.999Z'))['retry-after'], '1');
-  });
-
-  test('a tier without limits gets no rate-limit headers at all', () => {
-    assert.deepEqual(rateLimitHeaders({ allowed: true, states: [] }, now), {});
+  test('a cost must be a positive whole number', () => {
+    for (const cost of [1, 7, Number.MAX_SAFE_INTEGER]) checkCost(cost);
+    for (const cost of [0, -3, 0.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+      assert.throws(() => checkCost(cost), RangeError, String(cost));
+    }
   });
 });

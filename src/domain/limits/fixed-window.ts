@@ -1,5 +1,5 @@
 /**
- * Fixed windows aligned to the Unix epoch (DESIGN section 4): a 60 s window resets at every whole
+ * Fixed windows aligned to the Unix epoch (docs/keys-and-tiers.md): a 60 s window resets at every whole
  * UTC minute, a day window at 00:00 UTC. This file holds the arithmetic and the response headers;
  * the counting itself lives in a `RateLimitStore`.
  */
@@ -10,6 +10,38 @@ export function windowOf(nowMs: number, windowSeconds: number): { id: number; re
   const length = windowSeconds * 1000;
   const id = Math.floor(nowMs / length);
   return { id, resetAtMs: (id + 1) * length };
+}
+
+/**
+ * What a request that weighs `cost` units takes from `rule`: a cost above the limit takes the whole
+ * limit, so a request heavier than a limit waits for a fresh window instead of never passing.
+ */
+export function unitsOf(rule: LimitRule, cost: number): number {
+  return Math.min(cost, rule.limit);
+}
+
+/**
+ * What a request that weighs `cost` units still takes from `rule` when `counted` of them were taken
+ * for it already (a route that learns the weight after its first unit was counted): in all it
+ * takes `unitsOf(rule, cost)`, so also a limit smaller than the weight can be paid in one window.
+ */
+export function unitsStillOf(rule: LimitRule, cost: number, counted = 0): number {
+  return unitsOf(rule, cost) - unitsOf(rule, counted);
+}
+
+/**
+ * A cost is a whole number of units, at least one, and what was counted of it already a whole
+ * number from 0 to the cost; anything else is a caller's bug.
+ */
+export function checkCost(cost: number, counted = 0): void {
+  if (!Number.isSafeInteger(cost) || cost < 1) {
+    throw new RangeError(`a rate-limit cost must be a positive integer, not ${cost}`);
+  }
+  if (!Number.isSafeInteger(counted) || counted < 0 || counted > cost) {
+    throw new RangeError(
+      `the units counted already must be a whole number from 0 to ${cost}, not ${counted}`,
+    );
+  }
 }
 
 /** What one limit has left after a request. */
@@ -25,14 +57,19 @@ export interface LimitDecision {
   readonly states: readonly LimitState[];
 }
 
+/** The limits that refused a request of `cost` (`counted` of it taken before): fewer units left than it needed. */
+export function shortLimits(decision: LimitDecision, cost = 1, counted = 0): LimitState[] {
+  return decision.states.filter((state) => state.remaining < unitsStillOf(state.rule, cost, counted));
+}
+
 /**
- * The limit a client should watch: on a refusal, the used-up limit that resets last (retrying
- * earlier cannot succeed); otherwise the one with the fewest requests left.
+ * The limit a client should watch: on a refusal of a request of `cost`, the limit it was short of
+ * that resets last (retrying earlier cannot succeed); otherwise the one with the fewest units left.
  */
-export function bindingLimit(decision: LimitDecision): LimitState | undefined {
+export function bindingLimit(decision: LimitDecision, cost = 1, counted = 0): LimitState | undefined {
   let chosen: LimitState | undefined;
   for (const state of decision.states) {
-    if (!decision.allowed && state.remaining > 0) continue;
+    if (!decision.allowed && state.remaining >= unitsStillOf(state.rule, cost, counted)) continue;
     if (
       chosen === undefined ||
       state.remaining < chosen.remaining ||
@@ -50,37 +87,11 @@ export function secondsUntil(resetAtMs: number, nowMs: number): number {
 }
 
 /**
- * The IETF draft `RateLimit-Policy` and `RateLimit` fields plus the legacy `X-RateLimit-*` ones,
- * and `Retry-After` on a refusal.
- * @example rateLimitHeaders(decision, now)['RateLimit'] // '"minute";r=12;t=41'
+ * A decision as the caller is told of it: what was decided, when, and what the request weighed
+ * (src/http/rate-limit-headers.ts turns it into header fields).
  */
-export function rateLimitHeaders(decision: LimitDecision, nowMs: number): Record<string, string> {
-  const binding = bindingLimit(decision);
-  if (binding === undefined) return {};
-  const reset = secondsUntil(binding.resetAtMs, nowMs);
-  const headers: Record<string, string> = {
-    'ratelimit-policy': policyOf(decision.states),
-    ratelimit: `"${binding.rule.name}";r=${binding.remaining};t=${reset}`,
-    'x-ratelimit-limit': String(binding.rule.limit),
-    'x-ratelimit-remaining': String(binding.remaining),
-    'x-ratelimit-reset': String(Math.ceil(binding.resetAtMs / 1000)),
-  };
-  if (!decision.allowed) headers['retry-after'] = String(reset);
-  return headers;
-}
-
-// A tier's rules are the same objects for the life of the process: its policy text is written once,
-// kept under its first rule and checked against all of them.
-const policies = new WeakMap<LimitRule, { rules: readonly LimitRule[]; text: string }>();
-
-/** `"minute";q=30;w=60, "day";q=1000;w=86400`: the limits of a decision, in their order. */
-function policyOf(states: readonly LimitState[]): string {
-  const first = states[0]?.rule;
-  const known = first && policies.get(first);
-  if (known && known.rules.length === states.length && known.rules.every((r, i) => states[i]?.rule === r)) {
-    return known.text;
-  }
-  const text = states.map((s) => `"${s.rule.name}";q=${s.rule.limit};w=${s.rule.windowSeconds}`).join(', ');
-  if (first) policies.set(first, { rules: states.map((s) => s.rule), text });
-  return text;
+export interface LimitReport {
+  readonly decision: LimitDecision;
+  readonly nowMs: number;
+  readonly cost: number;
 }

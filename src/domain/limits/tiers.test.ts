@@ -5,7 +5,7 @@ import { DEFAULT_TIERS, type LimitRule, mergeTiers, type Tier } from './tiers.js
 const perMinute = (limit: number): LimitRule => ({ name: 'minute', limit, windowSeconds: 60 });
 
 describe('DEFAULT_TIERS', () => {
-  test('are the four tiers of the DESIGN table, with their limits, counting and history', () => {
+  test('are the four tiers of the README table, with their limits, counting and history', () => {
     const tenYears = 3653; // ten years including the leap days in them
     const expected: Record<string, Tier> = {
       demo: {

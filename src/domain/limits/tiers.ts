@@ -1,5 +1,5 @@
 /**
- * Access tiers (DESIGN section 4): named limits, what they are counted per, which series kinds a
+ * Access tiers (docs/keys-and-tiers.md): named limits, what they are counted per, which series kinds a
  * tier may read and how many days back. The operator's config is merged over the defaults by name.
  */
 

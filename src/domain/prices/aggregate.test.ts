@@ -23,6 +23,40 @@ describe('decimalMean: exact, rounded to the most decimals of its inputs', () =>
     assert.equal(decimalMean(['999999999999999', '999999999999999']), '999999999999999');
   });
 
+  test('property: up to 15 significant digits and 100 prices, the exact mean, also where doubles would round', () => {
+    // The reference: the exact rational mean in BigInt, rounded half away from zero.
+    const reference = (prices: string[], scale: number): bigint => {
+      const units = prices.map((p) => {
+        const [whole = '', fraction = ''] = p.replace('-', '').split('.');
+        const value = BigInt(whole + fraction.padEnd(scale, '0'));
+        return p.startsWith('-') ? -value : value;
+      });
+      const sum = units.reduce((a, b) => a + b, 0n);
+      const n = BigInt(prices.length);
+      const twice = (sum < 0n ? -sum : sum) * 2n;
+      const rounded = twice / (2n * n) + (twice % (2n * n) >= n ? 1n : 0n);
+      return sum < 0n ? -rounded : rounded;
+    };
+    const price = fc
+      .tuple(fc.bigInt({ min: -(10n ** 15n) + 1n, max: 10n ** 15n - 1n }), fc.integer({ min: 0, max: 14 }))
+      .map(([units, scale]) => {
+        const digits = (units < 0n ? -units : units).toString().padStart(scale + 1, '0');
+        const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+        return units < 0n ? `-${text}` : text;
+      });
+    fc.assert(
+      fc.property(fc.array(price, { minLength: 1, maxLength: 100 }), (prices) => {
+        const scale = Math.max(...prices.map((p) => p.split('.')[1]?.length ?? 0));
+        const mean = decimalMean(prices);
+        const [whole = '', fraction = ''] = mean.replace('-', '').split('.');
+        assert.equal(fraction.length, scale);
+        const units = BigInt(whole + fraction) * (mean.startsWith('-') ? -1n : 1n);
+        assert.equal(units, reference(prices, scale), `mean ${mean} of ${prices.join(' ')}`);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   test('never the mean of nothing', () => {
     assert.throws(() => decimalMean([]), RangeError);
   });

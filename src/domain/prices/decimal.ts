@@ -1,5 +1,5 @@
 /**
- * Price texts (DESIGN section 1): a decimal of at most 15 significant digits, stored as the text it
+ * Price texts (docs/data-model.md): a decimal of at most 15 significant digits, stored as the text it
  * arrived as and served verbatim as a JSON number. So the text must already be a valid JSON number.
  */
 

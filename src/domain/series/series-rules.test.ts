@@ -24,7 +24,7 @@ describe('normaliseSymbol', () => {
     assert.equal(normaliseSymbol('A'.repeat(32)), 'A'.repeat(32));
   });
 
-  test('refuses what the pattern of DESIGN section 1 refuses', () => {
+  test('refuses what the symbol pattern of docs/data-model.md refuses', () => {
     for (const bad of ['', '-NO1', '.X', '_X', 'A'.repeat(33), 'NO 1', 'NO/1', 'NØ1', 'EUR:USD']) {
       assert.equal(normaliseSymbol(bad), undefined, `"${bad}" is no symbol`);
     }
@@ -37,7 +37,7 @@ describe('checkSeriesFields', () => {
     assert.deepEqual(checked, { ok: true, value: { ...VALID, currency: 'EUR' } });
   });
 
-  test('accepts every resolution of DESIGN section 1 and nothing else', () => {
+  test('accepts every resolution of docs/data-model.md and nothing else', () => {
     for (const resolution of ['PT15M', 'PT30M', 'PT1H', 'P1D']) {
       assert.deepEqual(problemFields({ ...VALID, resolution }), [], resolution);
     }
@@ -75,6 +75,10 @@ describe('checkSeriesFields', () => {
     assert.deepEqual(problemFields({ ...VALID, name: 'x'.repeat(201) }), ['name']);
     assert.deepEqual(problemFields({ ...VALID, name: '   ' }), ['name']);
     assert.deepEqual(problemFields({ ...VALID, name: 'a\nb' }), ['name']);
+    for (const char of ['\u0000', '\t', '\u001b', '\u007f', '\u009b', '\u2028', '\u202e', '\u2066']) {
+      assert.deepEqual(problemFields({ ...VALID, name: `a${char}b`, unit: `M${char}Wh` }), ['name', 'unit']);
+    }
+    assert.deepEqual(problemFields({ ...VALID, name: 'Zürich 東京 📈' }), []);
     assert.deepEqual(problemFields({ ...VALID, kind: 'fx' }), []);
     assert.deepEqual(problemFields({ ...VALID, kind: 'Electricity' }), ['kind']);
     assert.deepEqual(problemFields({ ...VALID, kind: 'day ahead' }), ['kind']);

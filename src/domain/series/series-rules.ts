@@ -1,18 +1,18 @@
 /**
- * What a valid series is (DESIGN section 1): the rules for each metadata field, checked all at once
+ * What a valid series is (docs/data-model.md): the rules for each metadata field, checked all at once
  * so that an operator sees every problem of a request in one answer, each with its field name.
  * Knows nothing of HTTP or storage.
  */
 import { holdsKey } from '../keys/key-format.js';
+import { isPlainText, PLAIN_TEXT_RULE } from '../text/plain-text.js';
 import { isResolution, RESOLUTIONS, type Resolution } from '../time/days.js';
 import { canonicalTimeZone, isTimeZone } from '../time/zone.js';
 
-/** The symbol pattern of DESIGN section 1, in its stored (upper-case) spelling. */
+/** The symbol pattern of docs/data-model.md, in its stored (upper-case) spelling. */
 export const SYMBOL_PATTERN = /^[A-Z0-9][A-Z0-9._-]{0,31}$/;
 const KIND_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 /** A crypto code: 2 to 10 upper-case letters and digits, starting with a letter (BTC, USDT; not 1INCH). */
 const CRYPTO_PATTERN = /^[A-Z][A-Z0-9]{1,9}$/;
-const CONTROL = /\p{Cc}/u;
 
 /** The metadata of a series, every field already checked and normalised. */
 export interface SeriesFields {
@@ -72,10 +72,11 @@ function checkCurrency(raw: string): string | FieldProblem {
 }
 
 function checkText(field: 'name' | 'unit', raw: string, max: number): string | FieldProblem {
-  if (raw.trim() === '' || raw.length > max || CONTROL.test(raw) || raw !== raw.trim()) {
+  if (!isPlainText(raw)) return { field, detail: `The field "${field}" ${PLAIN_TEXT_RULE}.` };
+  if (raw.trim() === '' || raw.length > max || raw !== raw.trim()) {
     return {
       field,
-      detail: `The field "${field}" must be 1 to ${max} characters, without control characters or surrounding spaces.`,
+      detail: `The field "${field}" must be 1 to ${max} characters, without surrounding spaces.`,
     };
   }
   // It is stored and shown in every listing: a key pasted here would be kept in clear.

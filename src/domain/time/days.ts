@@ -1,9 +1,10 @@
 /**
- * Calendar days of a time zone and the interval grid inside them (DESIGN section 1).
+ * Calendar days of a time zone and the interval grid inside them (docs/data-model.md).
  *
  * A day is the half-open span from one local midnight to the next. Where midnight itself is skipped
  * by a DST change (America/Santiago, America/Havana), the day starts at the first instant that has
- * the day's local date. Days are therefore 23, 24 or 25 hours long (23.5 or 24.5 on Lord Howe).
+ * the day's local date. Days are therefore as long as the clock changes make them: mostly 24 hours,
+ * 23 or 25 on a DST change, and 21 to 27 where a zone moves by other amounts (README "Reading prices").
  */
 import { offsetMinutes } from './zone.js';
 
@@ -150,7 +151,8 @@ export function intervalEnd(start: number, timeZone: string, resolution: Resolut
 }
 
 /**
- * Every grid interval of a local day, in order. A `PT1H` day has 23, 24 or 25 of them.
+ * Every grid interval of a local day, in order. A `PT1H` day mostly has 23, 24 or 25 of them (21 to 27
+ * in a few zones; an interval can be 90 minutes long where the clock moves by 30).
  * @example dayIntervals('2026-10-25', 'Europe/Oslo', 'PT1H').length // 25
  */
 export function dayIntervals(date: CalendarDate, timeZone: string, resolution: Resolution): Span[] {

@@ -1,7 +1,23 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { canonicalTimeZone, intlOffsetMinutes, isTimeZone, offsetMinutes, timeZoneNames } from './zone.js';
+import { SHIPPED_TZDIR } from './tz-source.js';
+import { offsetSecondsAt, parseTzif } from './tzif.js';
+import {
+  canonicalTimeZone,
+  intlOffsetMinutes,
+  isTimeZone,
+  offsetMinutes,
+  timeZoneId,
+  timeZoneNames,
+  useTzSource,
+  zoneCacheSizes,
+} from './zone.js';
+
+// The pinned release shipped in tzdata/ (2026f), whatever the machine has installed.
+useTzSource({ setting: SHIPPED_TZDIR, systemDir: SHIPPED_TZDIR });
 
 const at = (iso: string): number => Date.parse(iso);
 
@@ -13,8 +29,8 @@ describe('isTimeZone', () => {
     }
   });
 
-  test('accepts links that Intl does not list, such as US/Eastern and Asia/Kolkata', () => {
-    const links = ['US/Eastern', 'Asia/Kolkata', 'Europe/Kyiv', 'GMT', 'NZ-CHAT', 'EST5EDT'];
+  test('accepts links as the tz database spells them, such as US/Eastern and Asia/Katmandu', () => {
+    const links = ['US/Eastern', 'Asia/Kolkata', 'Europe/Kiev', 'Asia/Katmandu', 'GMT', 'NZ-CHAT', 'EST5EDT'];
     for (const name of [...links, 'America/Knox_IN']) assert.equal(isTimeZone(name), true, name);
   });
 
@@ -33,11 +49,27 @@ describe('isTimeZone', () => {
     }
   });
 
-  test('timeZoneNames lists every zone Intl supports plus UTC', () => {
+  test('timeZoneNames lists every zone and link of the release, so every name Intl knows stays valid', () => {
     const names = timeZoneNames();
-    assert.ok(names.has('UTC'));
-    assert.ok(names.has('Europe/Oslo'));
-    assert.ok(Intl.supportedValuesOf('timeZone').every((zone) => names.has(zone) && isTimeZone(zone)));
+    assert.ok(names.size > 590, `${names.size} names`);
+    for (const name of ['UTC', 'Etc/UTC', 'Europe/Oslo', 'Europe/Kyiv', 'Europe/Kiev', 'US/Pacific']) {
+      assert.ok(names.has(name), name);
+    }
+    assert.ok(!names.has('Factory'), 'Factory is no place');
+    // Series stored with a name Node's ICU gave (Asia/Calcutta, Europe/Kiev) keep working.
+    assert.deepEqual(
+      Intl.supportedValuesOf('timeZone').filter((zone) => !(names.has(zone) && isTimeZone(zone))),
+      [],
+    );
+  });
+
+  test('every name of the release loads its zone file', () => {
+    const july = Date.parse('2026-07-01T00:00:00Z');
+    for (const name of timeZoneNames()) assert.equal(typeof offsetMinutes(july, name), 'number', name);
+    // One entry per zone (446 in 2026f as Debian builds it), however many names lead to it.
+    const zones = new Set([...timeZoneNames()].map((name) => timeZoneId(name))).size;
+    assert.equal(zoneCacheSizes().zones, zones);
+    assert.ok(zones < timeZoneNames().size);
   });
 });
 
@@ -52,6 +84,16 @@ describe('canonicalTimeZone', () => {
       'a current name is not turned into an old one',
     );
     assert.equal(canonicalTimeZone('US/Eastern'), 'US/Eastern', 'a link spelt right comes back as written');
+    assert.equal(canonicalTimeZone('Asia/Katmandu'), 'Asia/Katmandu', 'so does an old name spelt right');
+  });
+
+  test('names the current zone for a name in another letter case, not an old alias', () => {
+    assert.equal(canonicalTimeZone('asia/kathmandu'), 'Asia/Kathmandu');
+    assert.equal(canonicalTimeZone('asia/katmandu'), 'Asia/Kathmandu');
+    assert.equal(canonicalTimeZone('europe/kyiv'), 'Europe/Kyiv');
+    assert.equal(canonicalTimeZone('EUROPE/KIEV'), 'Europe/Kyiv');
+    assert.equal(canonicalTimeZone('asia/calcutta'), 'Asia/Kolkata');
+    assert.equal(canonicalTimeZone('us/eastern'), 'America/New_York');
   });
 
   test('gives undefined for offsets and garbage', () => {
@@ -101,17 +143,23 @@ describe('offsetMinutes', () => {
     }
   });
 
-  test('agrees with Intl for random instants and zones 2020-2030, whatever order the cache is filled in', () => {
-    const zones = Intl.supportedValuesOf('timeZone');
+  test('agrees with the zone file read as written for random names and instants 1900-2199, in any order', () => {
+    // The file's own reading (transitions, then the footer at each instant) against the table of
+    // offsets to 2200 that lookups use; test/time/ checks the reading itself with a reader of its own.
+    const names = [...timeZoneNames()];
+    const asWritten = (epochMs: number, name: string): number => {
+      const rules = parseTzif(readFileSync(join(SHIPPED_TZDIR, name)));
+      return Math.round(offsetSecondsAt(rules, Math.floor(epochMs / 1000)) / 60) || 0;
+    };
     fc.assert(
       fc.property(
-        fc.constantFrom(...zones),
-        fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2031, 0, 1) - 1 }),
+        fc.constantFrom(...names),
+        fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2250, 0, 1) - 1 }),
         fc.integer({ min: -3 * 3_600_000, max: 3 * 3_600_000 }),
-        (zone, epochMs, delta) => {
-          // Two nearby instants in either order: the second is often answered from the cache.
-          assert.equal(offsetMinutes(epochMs + delta, zone), intlOffsetMinutes(epochMs + delta, zone));
-          assert.equal(offsetMinutes(epochMs, zone), intlOffsetMinutes(epochMs, zone));
+        (name, epochMs, delta) => {
+          // Two nearby instants in either order: the second starts from the segment the first found.
+          assert.equal(offsetMinutes(epochMs + delta, name), asWritten(epochMs + delta, name), name);
+          assert.equal(offsetMinutes(epochMs, name), asWritten(epochMs, name), name);
         },
       ),
       { numRuns: 2000 },
@@ -125,5 +173,88 @@ describe('intlOffsetMinutes', () => {
     assert.equal(intlOffsetMinutes(at('2026-10-25T01:00:00Z'), 'Europe/Oslo'), 60);
     assert.equal(intlOffsetMinutes(at('1969-12-31T23:59:59.500Z'), 'UTC'), 0);
     assert.equal(intlOffsetMinutes(at('2026-01-15T12:00:00Z'), 'Asia/Kathmandu'), 345);
+  });
+});
+
+describe('timeZoneId', () => {
+  test('gives every letter case and every link of a zone the one zone the links point to', () => {
+    for (const spelling of [
+      'US/Pacific',
+      'us/pacific',
+      'US/PaCiFiC',
+      'America/Los_Angeles',
+      'AMERICA/los_angeles',
+    ]) {
+      assert.equal(timeZoneId(spelling), 'America/Los_Angeles', spelling);
+    }
+    assert.equal(timeZoneId('America/ArGentina/ComodRivadavia'), timeZoneId('America/Argentina/Catamarca'));
+    assert.equal(timeZoneId('Asia/Kolkata'), timeZoneId('asia/calcutta'));
+    assert.equal(timeZoneId('asia/katmandu'), 'Asia/Kathmandu');
+    assert.equal(timeZoneId('Europe/Kiev'), 'Europe/Kyiv');
+    assert.equal(timeZoneId('utc'), 'Etc/UTC');
+  });
+
+  test('gives undefined for offsets, paths, garbage and overlong names', () => {
+    const bad = [
+      '+01:00',
+      'Z',
+      'UTC+1',
+      '../etc/passwd',
+      'Mars/Olympus_Mons',
+      '',
+      'Europe/Oslo ',
+      `A/${'b'.repeat(70)}`,
+    ];
+    for (const name of bad) assert.equal(timeZoneId(name), undefined, name);
+  });
+
+  test('offsets are the same under every spelling of a zone', () => {
+    const july = at('2026-07-01T12:00:00Z');
+    for (const spelling of ['US/PaCiFiC', 'us/pacific', 'America/Los_Angeles']) {
+      assert.equal(offsetMinutes(july, spelling), -420, spelling);
+      assert.equal(intlOffsetMinutes(july, spelling), -420, spelling);
+    }
+  });
+
+  test('20,000 spellings of links add no zone, and the spellings and offsets kept stay bounded', () => {
+    const links = [
+      'US/Pacific',
+      'America/Argentina/ComodRivadavia',
+      'America/Indiana/Indianapolis',
+      'Brazil/DeNoronha',
+    ];
+    for (const link of links) offsetMinutes(0, link);
+    const zonesBefore = zoneCacheSizes().zones;
+    const random = fc.sample(fc.tuple(fc.constantFrom(...links), fc.infiniteStream(fc.boolean())), {
+      numRuns: 20_000,
+      seed: 42,
+    });
+    let instant = Date.UTC(1900, 0, 1);
+    for (const [link, upper] of random) {
+      const spelling = [...link]
+        .map((c) => (upper.next().value ? c.toUpperCase() : c.toLowerCase()))
+        .join('');
+      assert.notEqual(timeZoneId(spelling), undefined, spelling);
+      // Every spelling asks 25 days later than the last: 20,000 blocks of offsets, ten times those kept.
+      offsetMinutes(instant, spelling);
+      instant += 25 * 86_400_000;
+    }
+    // A spelling that is no zone loads and keeps nothing.
+    for (let i = 0; i < 1000; i++) {
+      assert.equal(timeZoneId(`Mars/Crater_${i}`), undefined);
+      assert.throws(() => offsetMinutes(0, `Mars/Crater_${i}`), RangeError);
+    }
+    const sizes = zoneCacheSizes();
+    assert.equal(sizes.zones, zonesBefore, 'no zone entry for a spelling');
+    assert.ok(sizes.spellings <= 1024, `spellings ${sizes.spellings}`);
+    assert.ok(sizes.offsetBlocks <= 2048, `offset blocks ${sizes.offsetBlocks}`);
+  });
+
+  test('every zone and link of the platform resolves to one of a few hundred zones', () => {
+    const names = [...timeZoneNames()];
+    const ids = new Set(names.map((name) => timeZoneId(name.toLowerCase())));
+    assert.ok(!ids.has(undefined));
+    assert.ok(ids.size <= names.length, `${ids.size} zones for ${names.length} names`);
+    assert.ok(zoneCacheSizes().zones < 1_000);
   });
 });

@@ -1,161 +1,114 @@
 /**
- * UTC offsets of IANA time zones, read from the platform's tz database through `Intl`.
+ * UTC offsets and names of IANA time zones, from the tz database Pricepoint chose at start
+ * (src/domain/time/tz-source.ts, README "Time zone data"): a folder of compiled TZif files
+ * (tzif-zones.ts), or Node's own ICU data when that is the newest (icu-zones.ts).
  *
- * Offsets are multiples of 15 minutes and nearly every transition falls on a whole quarter hour in
- * UTC (rules switch at whole local hours such as 02:00), but not all: Antarctica/Casey switched at
- * 00:01 local time (16:01 UTC) in 2020, 2021 and 2022. So the cache holds the offset at the start of
- * each UTC quarter hour, and an instant inside a quarter hour takes the cached value only when the
- * quarter hour ends with the same offset it starts with; otherwise it asks `Intl`. The property test in
- * `days.test.ts` checks the cache against `Intl` at every transition of every zone from 2020 to 2030.
+ * These are plain functions because every part of Pricepoint asks them (days, imports, the CLI), so
+ * the database is chosen once per process: by `useTzSource` from the settings at start, else on first
+ * use from the defaults (the system's /usr/share/zoneinfo, the shipped tzdata/ and ICU).
+ *
+ * Clients choose the zone (`tz`, in any letter case), so nothing here may grow with what they send:
+ * every spelling resolves to one zone (`us/PaCiFiC` and `US/Pacific` to `America/Los_Angeles`), and
+ * what is kept per zone is bounded by the zones the database has (README "Decisions").
  */
+import { icuZones } from './icu-zones.js';
+import { chooseTzSource, type TzSource, type TzSourceOptions } from './tz-source.js';
+import { tzifZones } from './tzif-zones.js';
+import type { ZoneBackend } from './zone-backend.js';
 
-const QUARTER_HOUR_MS = 15 * 60_000;
-const CACHE_LIMIT = 200_000;
+export { intlOffsetMinutes } from './icu-zones.js';
 
-interface ZoneEntry {
-  readonly format: Intl.DateTimeFormat;
-  offsets: Map<number, number>;
+/** What a plausible zone name looks like before the database is asked: no spaces, offsets or paths. */
+const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
+const DEFAULT_OPTIONS: TzSourceOptions = { systemDir: '/usr/share/zoneinfo' };
+
+let chosen: { source: TzSource; backend: ZoneBackend; options: TzSourceOptions } | undefined;
+
+function backend(): ZoneBackend {
+  return (chosen ?? install(DEFAULT_OPTIONS)).backend;
 }
 
-const zones = new Map<string, ZoneEntry>();
-let knownZones: Set<string> | undefined;
-
-/** Names of every IANA zone the platform knows, plus `UTC`. */
-export function timeZoneNames(): ReadonlySet<string> {
-  knownZones ??= new Set([...Intl.supportedValuesOf('timeZone'), 'UTC', 'Etc/UTC']);
-  return knownZones;
+function install(options: TzSourceOptions) {
+  const source = chooseTzSource(options);
+  const zones = source.path === undefined ? icuZones : tzifZones(source.path);
+  chosen = { source, backend: zones, options };
+  return chosen;
 }
 
 /**
- * Whether `name` is an IANA zone name, spelled as the tz database spells it.
+ * Chooses the tz database from the settings (`PRICEPOINT_TZDIR`, `TZDIR`) and answers which it is;
+ * the same settings again keep the zones already read.
+ * @example useTzSource({ systemDir: '/usr/share/zoneinfo' }) // { release: '2026f', source: 'shipped', path: '/app/tzdata' }
+ */
+export function useTzSource(options: TzSourceOptions): TzSource {
+  const same =
+    chosen !== undefined &&
+    chosen.options.setting === options.setting &&
+    chosen.options.systemDir === options.systemDir &&
+    chosen.options.shippedDir === options.shippedDir &&
+    chosen.options.icuRelease === options.icuRelease &&
+    'icuRelease' in chosen.options === 'icuRelease' in options;
+  return same && chosen !== undefined ? chosen.source : install(options).source;
+}
+
+/**
+ * The tz release in use and where it came from.
+ * @example tzSource() // { release: '2026f', source: 'shipped', path: '/app/tzdata' }
+ */
+export function tzSource(): TzSource {
+  return (chosen ?? install(DEFAULT_OPTIONS)).source;
+}
+
+/** Every name of the database (zones and links, as it spells them). */
+export function timeZoneNames(): ReadonlySet<string> {
+  return backend().names();
+}
+
+/**
+ * Whether `name` is an IANA zone or link name, spelt as the tz database spells it.
  * @example isTimeZone('Europe/Oslo') // true; isTimeZone('europe/oslo') // false; isTimeZone('+01:00') // false
  */
 export function isTimeZone(name: string): boolean {
-  if (timeZoneNames().has(name)) return true;
-  // Links such as `US/Eastern` are valid zones that `supportedValuesOf` does not list.
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;
-  let resolved: string;
-  try {
-    resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
-  } catch {
-    return false;
-  }
-  if (resolved === name) return true;
-  // `Intl` matches names case-insensitively ('europe/oslo' resolves to 'Europe/Oslo'), and Node 20
-  // resolves a link to its target ('US/Eastern' to 'America/New_York'), so the spelling of a link
-  // cannot be compared with anything: it must at least be capitalised the way the database does it.
-  if (resolved.toLowerCase() === name.toLowerCase()) return false;
-  return name.split('/').every(capitalisedAsTzdb);
+  return name.length <= 64 && ZONE_NAME.test(name) && backend().isName(name);
 }
 
 /**
- * Whether one part of a zone name is capitalised like the tz database's names: words start with a
- * capital (`Eastern`, `Port-au-Prince`, `Knox_IN`, `GB-Eire`), abbreviations are short runs of capitals
- * (`US`, `NZ-CHAT`, `EST5EDT`, `GMT+0`).
+ * The zone a client's spelling stands for, or `undefined` when it is none: every letter case and
+ * every link of one zone give the same name (the zone the links point to), so it is the key of
+ * anything cached per zone. Zone rules are the same under every name, so offsets and days do not change.
+ * @example timeZoneId('us/PaCiFiC') // 'America/Los_Angeles'; timeZoneId('+01:00') // undefined
  */
-function capitalisedAsTzdb(part: string): boolean {
-  if (!/^[A-Z]/.test(part)) return false;
-  if (/[a-z]/.test(part)) return true;
-  return part.split(/[^A-Z]+/).every((run) => run.length <= 4);
-}
-
-function zoneEntry(timeZone: string): ZoneEntry {
-  let entry = zones.get(timeZone);
-  if (entry === undefined) {
-    entry = {
-      format: new Intl.DateTimeFormat('en-US', {
-        timeZone,
-        hourCycle: 'h23',
-        year: 'numeric',
-        month: 'numeric',
-        day: 'numeric',
-        hour: 'numeric',
-        minute: 'numeric',
-        second: 'numeric',
-      }),
-      offsets: new Map(),
-    };
-    zones.set(timeZone, entry);
-  }
-  return entry;
-}
-
-/** The offset straight from `Intl`, uncached: the reference the cache is tested against. */
-export function intlOffsetMinutes(epochMs: number, timeZone: string): number {
-  const parts = zoneEntry(timeZone).format.formatToParts(epochMs);
-  let year = 0;
-  let month = 0;
-  let day = 0;
-  let hour = 0;
-  let minute = 0;
-  let second = 0;
-  for (const part of parts) {
-    switch (part.type) {
-      case 'year':
-        year = Number(part.value);
-        break;
-      case 'month':
-        month = Number(part.value);
-        break;
-      case 'day':
-        day = Number(part.value);
-        break;
-      case 'hour':
-        hour = Number(part.value);
-        break;
-      case 'minute':
-        minute = Number(part.value);
-        break;
-      case 'second':
-        second = Number(part.value);
-        break;
-    }
-  }
-  const asUtc = Date.UTC(year, month - 1, day, hour, minute, second);
-  const wholeSecond = Math.floor(epochMs / 1000) * 1000;
-  return Math.round((asUtc - wholeSecond) / 60_000);
+export function timeZoneId(name: string): string | undefined {
+  if (name.length > 64 || !ZONE_NAME.test(name)) return undefined;
+  return backend().canonicalId(name);
 }
 
 /**
- * The UTC offset in minutes in force at `epochMs` in `timeZone` (east of UTC is positive).
+ * The UTC offset in minutes in force at `epochMs` in `timeZone` (east of UTC is positive); any
+ * spelling `timeZoneId` knows. Throws `RangeError` for a name that is no zone.
  * @example offsetMinutes(Date.parse('2026-07-01T12:00:00Z'), 'Europe/Oslo') // 120
  */
 export function offsetMinutes(epochMs: number, timeZone: string): number {
-  const entry = zoneEntry(timeZone);
-  const bucket = Math.floor(epochMs / QUARTER_HOUR_MS);
-  const atStart = quarterHourStartOffset(entry, bucket, timeZone);
-  if (epochMs === bucket * QUARTER_HOUR_MS) return atStart;
-  // Inside the quarter hour, the offset at its start holds unless the next quarter hour starts with
-  // another: then a transition lies inside (or exactly at its end), and `Intl` answers uncached.
-  if (quarterHourStartOffset(entry, bucket + 1, timeZone) === atStart) return atStart;
-  return intlOffsetMinutes(epochMs, timeZone);
-}
-
-/** The offset at the first instant of the UTC quarter hour `bucket`, cached. */
-function quarterHourStartOffset(entry: ZoneEntry, bucket: number, timeZone: string): number {
-  const cached = entry.offsets.get(bucket);
-  if (cached !== undefined) return cached;
-  const offset = intlOffsetMinutes(bucket * QUARTER_HOUR_MS, timeZone);
-  if (entry.offsets.size >= CACHE_LIMIT) entry.offsets = new Map();
-  entry.offsets.set(bucket, offset);
-  return offset;
+  return backend().offsetMinutes(epochMs, timeZone);
 }
 
 /**
- * The tz database's own spelling of a zone name given in any letter case, or `undefined` when it is
- * not a zone. Clients may write `europe/oslo`; answers always say `Europe/Oslo`.
+ * A correctly spelt name as it is, else the zone a name in another letter case stands for (the
+ * current one: `asia/katmandu` gives Asia/Kathmandu), or `undefined` when it is not a zone. Clients
+ * may write `europe/oslo`; answers say `Europe/Oslo`.
  * @example canonicalTimeZone('america/new_york') // 'America/New_York'
  */
 export function canonicalTimeZone(name: string): string | undefined {
-  // A correctly spelt zone or link comes back as written: Node 20's ICU would turn Asia/Kolkata into
-  // Asia/Calcutta and US/Eastern into America/New_York.
+  // A correctly spelt zone or link comes back as written (Asia/Kolkata, US/Eastern): series keep it.
   if (isTimeZone(name)) return name;
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(name) || name.length > 64) return undefined;
-  const lower = name.toLowerCase();
-  for (const zone of timeZoneNames()) if (zone.toLowerCase() === lower) return zone;
-  try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone; // links: US/Eastern
-  } catch {
-    return undefined;
-  }
+  if (!ZONE_NAME.test(name) || name.length > 64) return undefined;
+  return backend().suggestion(name);
+}
+
+/**
+ * What the zone caches hold now, for the tests that prove they stay bounded.
+ * @example zoneCacheSizes() // { zones: 3, spellings: 0, offsetBlocks: 0 }
+ */
+export function zoneCacheSizes(): { zones: number; spellings: number; offsetBlocks: number } {
+  return backend().cacheSizes();
 }

@@ -3,22 +3,67 @@
  * each price goes out exactly as it was ingested: the stored decimal text becomes the JSON number
  * (`41.27` never turns into `41.270000000000003`).
  */
+import type { FxUsed } from '../../services/price-conversion.js';
 import type { DayAnswer } from '../../services/price-service.js';
+import { INTERVALS_PER_TURN, nextTurn } from '../../services/served-days.js';
+
+type SeriesDay = DayAnswer['series'][number];
+
+/**
+ * The texts of `series` written by `write`, letting other requests in after every
+ * `INTERVALS_PER_TURN` intervals, so a long range is never written in one block.
+ */
+async function inTurns(series: readonly SeriesDay[], write: (s: SeriesDay) => string): Promise<string[]> {
+  const parts: string[] = [];
+  let intervals = 0;
+  for (const s of series) {
+    if (intervals >= INTERVALS_PER_TURN) {
+      intervals = 0;
+      await nextTurn();
+    }
+    parts.push(write(s));
+    intervals += s.prices.length;
+  }
+  return parts;
+}
 
 /**
  * The `series` array of a day answer as JSON: everything but `generatedAt`, so it also identifies
- * the answer for caching (two answers with the same series text are the same answer).
+ * the answer for caching (two answers with the same series text are the same answer). Written in
+ * turns (see `inTurns`).
  */
-export function renderSeriesDaysJson(series: DayAnswer['series']): string {
-  return `[${series.map(seriesDayJson).join(',')}]`;
+export async function renderSeriesDaysJson(series: DayAnswer['series']): Promise<string> {
+  return `[${(await inTurns(series, seriesDayJson)).join(',')}]`;
 }
 
-type SeriesDay = DayAnswer['series'][number];
+/** What a CSV answer carries besides today's columns: `provenance` adds `complete,source` (docs/api.md). */
+export interface CsvOptions {
+  readonly provenance?: boolean;
+  /** Converted into a currency: each row also names its rate, `fx_symbol,fx_date,fx_rate`. */
+  readonly fx?: boolean;
+}
+
+/**
+ * One header row, then one row per interval, CRLF line ends (RFC 4180; spreadsheets like them).
+ * Written in turns (see `inTurns`).
+ */
+export async function renderDayCsv(answer: DayAnswer, options: CsvOptions = {}): Promise<string> {
+  if (options.fx === true) {
+    const header = `${CSV_HEADER}${options.provenance === true ? `,${PROVENANCE_COLUMNS}` : ''},${FX_COLUMNS}`;
+    const rows = await inTurns(answer.series, (s) => writeCsvRows(s, options.provenance === true, true));
+    return `${header}\r\n${rows.join('')}`;
+  }
+  if (options.provenance === true) {
+    return `${CSV_HEADER},${PROVENANCE_COLUMNS}\r\n${(await inTurns(answer.series, seriesDayCsvWithProvenance)).join('')}`;
+  }
+  return `${CSV_HEADER}\r\n${(await inTurns(answer.series, seriesDayCsv)).join('')}`;
+}
 
 // The price service hands out the same day objects until their series changes, so each is
 // written once: by identity, and dropped with the object.
 const jsonOfDay = new WeakMap<SeriesDay, string>();
 const csvOfDay = new WeakMap<SeriesDay, string>();
+const csvWithProvenanceOfDay = new WeakMap<SeriesDay, string>();
 
 function seriesDayJson(s: SeriesDay): string {
   let json = jsonOfDay.get(s);
@@ -29,8 +74,18 @@ function seriesDayJson(s: SeriesDay): string {
   return json;
 }
 
+/** The rate a converted price used, its stored text as the JSON number (docs/data-model.md). */
+function fxJson(fx: FxUsed): string {
+  return `{"symbol":${JSON.stringify(fx.symbol)},"date":"${fx.date}","rate":${fx.rate}}`;
+}
+
 function writeSeriesDayJson(s: SeriesDay): string {
-  const prices = s.prices.map((p) => `{"start":"${p.start}","end":"${p.end}","price":${p.price}}`).join(',');
+  const prices = s.prices
+    .map(
+      (p) =>
+        `{"start":"${p.start}","end":"${p.end}","price":${p.price}${p.fx === undefined ? '' : `,"fx":${fxJson(p.fx)}`}}`,
+    )
+    .join(',');
   const meta = JSON.stringify({
     symbol: s.symbol,
     name: s.name,
@@ -40,12 +95,18 @@ function writeSeriesDayJson(s: SeriesDay): string {
     timezone: s.timezone,
     resolution: s.resolution,
     date: s.date,
+    complete: s.complete,
+    source: s.source,
   });
-  return `${meta.slice(0, -1)},"prices":[${prices}]}`;
+  const fx = s.fx === undefined ? '' : `,"fx":${s.fx === null ? 'null' : fxJson(s.fx)}`;
+  return `${meta.slice(0, -1)}${fx},"prices":[${prices}]}`;
 }
 
-/** @example renderDayJson(answer) // '{"generatedAt":"...","series":[{"symbol":"NO1",...,"prices":[...]}]}' */
-export function renderDayJson(answer: DayAnswer, seriesJson = renderSeriesDaysJson(answer.series)): string {
+/**
+ * The whole JSON answer around the `series` text `renderSeriesDaysJson` wrote.
+ * @example renderDayJson(answer, await renderSeriesDaysJson(answer.series)) // '{"generatedAt":"...","series":[...]}'
+ */
+export function renderDayJson(answer: DayAnswer, seriesJson: string): string {
   return `{"generatedAt":"${answer.generatedAt}","series":${seriesJson}}`;
 }
 
@@ -55,19 +116,38 @@ export function csvField(value: string): string {
 }
 
 export const CSV_HEADER = 'symbol,date,start,end,price,currency,unit';
-
-/** One header row, then one row per interval, CRLF line ends (RFC 4180; spreadsheets like them). */
-export function renderDayCsv(answer: DayAnswer): string {
-  return `${CSV_HEADER}\r\n${answer.series.map(seriesDayCsv).join('')}`;
-}
+/** The columns `include=provenance` adds after `CSV_HEADER`'s. */
+export const PROVENANCE_COLUMNS = 'complete,source';
+/** The columns `currency` adds last: the rate each row was converted with, empty where none was needed. */
+export const FX_COLUMNS = 'fx_symbol,fx_date,fx_rate';
 
 function seriesDayCsv(s: SeriesDay): string {
   let rows = csvOfDay.get(s);
   if (rows === undefined) {
-    const tail = `${csvField(s.currency)},${csvField(s.unit)}`;
-    const head = `${csvField(s.symbol)},${s.date}`;
-    rows = s.prices.map((p) => `${head},${p.start},${p.end},${p.price},${tail}\r\n`).join('');
+    rows = writeCsvRows(s, false);
     csvOfDay.set(s, rows);
   }
   return rows;
+}
+
+function seriesDayCsvWithProvenance(s: SeriesDay): string {
+  let rows = csvWithProvenanceOfDay.get(s);
+  if (rows === undefined) {
+    rows = writeCsvRows(s, true);
+    csvWithProvenanceOfDay.set(s, rows);
+  }
+  return rows;
+}
+
+/** Rows of one day; with `fx` (a currency was asked), each row ends with its rate, if it needed one. */
+function writeCsvRows(s: SeriesDay, provenance: boolean, fx = false): string {
+  const extra = provenance ? `,${s.complete},${csvField(s.source ?? '')}` : '';
+  const tail = `${csvField(s.currency)},${csvField(s.unit)}${extra}`;
+  const head = `${csvField(s.symbol)},${s.date}`;
+  if (!fx) return s.prices.map((p) => `${head},${p.start},${p.end},${p.price},${tail}\r\n`).join('');
+  const fxColumns = (fx: FxUsed | null | undefined) =>
+    fx == null ? ',,' : `${csvField(fx.symbol)},${fx.date},${fx.rate}`;
+  return s.prices
+    .map((p) => `${head},${p.start},${p.end},${p.price},${tail},${fxColumns(p.fx ?? s.fx)}\r\n`)
+    .join('');
 }

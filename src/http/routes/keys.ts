@@ -1,5 +1,5 @@
 /**
- * The admin API for keys (DESIGN sections 2 and 3), for keys with the `admin` scope. Thin: schema,
+ * The admin API for keys (docs/api.md, docs/keys-and-tiers.md), for keys with the `admin` scope. Thin: schema,
  * the key service (the same one the CLI uses), and a view with RFC 3339 times. A new key is in the
  * answer of create and rotate, once; no other answer carries a key or a hash: the response schemas
  * below serialise only the fields they name.
@@ -7,9 +7,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../domain/errors/api-error.js';
 import { parseTimestamp } from '../../domain/time/timestamp.js';
-import { type KeyService, type KeyView, MAX_GRACE_MS } from '../../services/key-service.js';
+import {
+  type KeyFieldProblem,
+  type KeyService,
+  type KeyView,
+  MAX_GRACE_MS,
+} from '../../services/key-service.js';
 import { SCOPES, type Scope } from '../../stores/types.js';
 import type { KeyGuard } from '../key-guard.js';
 import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
@@ -19,19 +23,27 @@ const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.U
 // A plain `enum` (not a union of literals) so a wrong value is reported as "must be one of ...".
 const ScopeSchema = Type.Unsafe<Scope>({ type: 'string', enum: [...SCOPES] });
 
-export const KeyViewSchema = Type.Object({
-  id: Type.String(),
-  last4: Type.String({ description: 'The last four characters of the key, for recognising it.' }),
-  name: Type.String(),
-  tier: Type.String(),
-  scopes: Type.Array(ScopeSchema),
-  createdAt: Timestamp,
-  expiresAt: Nullable(Timestamp),
-  revokedAt: Nullable(Timestamp),
-  lastUsedAt: Nullable(
-    Type.String({ format: 'date-time', description: 'Written in batches every few seconds.' }),
-  ),
-});
+/**
+ * A key as the API shows it. Registered once by its `$id` (app.ts) and referenced by the key
+ * operations: one named schema in the OpenAPI document.
+ */
+export const KeyViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    last4: Type.String({ description: 'The last four characters of the key, for recognising it.' }),
+    name: Type.String(),
+    tier: Type.String(),
+    scopes: Type.Array(ScopeSchema),
+    createdAt: Timestamp,
+    expiresAt: Nullable(Timestamp),
+    revokedAt: Nullable(Timestamp),
+    lastUsedAt: Nullable(
+      Type.String({ format: 'date-time', description: 'Written in batches every few seconds.' }),
+    ),
+  },
+  { $id: 'KeyView' },
+);
+const KeyViewRef = Type.Ref(KeyViewSchema);
 type HttpKeyView = Static<typeof KeyViewSchema>;
 
 const CreatedSchema = Type.Composite([
@@ -40,15 +52,34 @@ const CreatedSchema = Type.Composite([
 ]);
 const RotatedSchema = Type.Composite([
   CreatedSchema,
-  Type.Object({ previous: KeyViewSchema }, { description: 'The old key, with its new expiry.' }),
+  Type.Object({ previous: KeyViewRef }, { description: 'The old key, with its new expiry.' }),
 ]);
 
 const CreateBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'Who or what the key is for: plain text, without control characters, line or paragraph separators or bidirectional overrides.',
+    }),
     tier: Type.String({ minLength: 1, maxLength: 100 }),
     scopes: Type.Optional(Type.Array(ScopeSchema, { minItems: 1, maxItems: SCOPES.length })),
     expiresAt: Type.Optional(Nullable(Type.String({ maxLength: 40, description: 'RFC 3339 timestamp.' }))),
+  },
+  { additionalProperties: false },
+);
+/**
+ * What the create route validates: only shapes, every field optional, so that the key service
+ * checks every value and names every bad field in one 400 (a schema error would name the first).
+ * The document shows CreateBody, the rules the service applies.
+ */
+const CreateBodyShape = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 1000 })),
+    tier: Type.Optional(Type.String({ maxLength: 100 })),
+    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 10 })),
+    expiresAt: Type.Optional(Nullable(Type.String({ maxLength: 40 }))),
   },
   { additionalProperties: false },
 );
@@ -101,37 +132,39 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
     {
       onRequest: admin,
       schema: {
+        operationId: 'createKey',
         summary: 'Create a key',
         description:
           'Issues a new key in a tier, with scopes (default `read`) and an optional expiry. The key itself is in this answer only: it is stored as a hash.',
         tags: ['keys'],
         querystring: NoQuery,
-        body: CreateBody,
+        body: CreateBodyShape,
         response: {
           201: jsonAnswer('The new key, with `key` shown this once.', CreatedSchema, RATE_LIMIT_HEADERS),
           ...keyedErrors(413, 415),
         },
       },
+      config: {
+        swaggerTransform: ({ schema, url }) => ({ url, schema: { ...schema, body: CreateBody } }),
+      },
     },
     async (request, reply) => {
       const { expiresAt, ...spec } = request.body;
       let expiry: number | null = null;
+      const known: KeyFieldProblem[] = [];
       if (expiresAt != null) {
         const parsed = parseTimestamp(expiresAt);
         if (parsed === undefined || parsed <= deps.clock()) {
-          throw new ApiError(
-            'invalid_parameter',
-            parsed === undefined
-              ? 'The field "expiresAt" must be an RFC 3339 timestamp such as 2030-01-01T00:00:00Z.'
-              : 'The field "expiresAt" must lie in the future.',
-            { extra: { parameter: 'expiresAt' } },
-          );
-        }
-        expiry = parsed;
+          known.push({
+            field: 'expiresAt',
+            detail:
+              parsed === undefined
+                ? 'The field "expiresAt" must be an RFC 3339 timestamp such as 2030-01-01T00:00:00Z'
+                : 'The field "expiresAt" must lie in the future',
+          });
+        } else expiry = parsed;
       }
-      // The schema checked every scope; its static type is lost through the plain `enum`.
-      const scopes = spec.scopes as Scope[] | undefined;
-      const { key, record } = await deps.keys.create({ ...spec, scopes, expiresAt: expiry });
+      const { key, record } = await deps.keys.create({ ...spec, expiresAt: expiry }, known);
       return reply
         .code(201)
         .header('cache-control', 'no-store')
@@ -144,12 +177,13 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
     {
       onRequest: admin,
       schema: {
+        operationId: 'listKeys',
         summary: 'List keys',
         description: 'Every key, revoked and expired ones included; never a key itself or its hash.',
         tags: ['keys'],
         querystring: NoQuery,
         response: {
-          200: jsonAnswer('Every key.', Type.Array(KeyViewSchema), RATE_LIMIT_HEADERS),
+          200: jsonAnswer('Every key.', Type.Array(KeyViewRef), RATE_LIMIT_HEADERS),
           ...keyedErrors(),
         },
       },
@@ -165,11 +199,14 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
     {
       onRequest: admin,
       schema: {
+        operationId: 'getKey',
         summary: 'Show a key',
+        description:
+          'One key by its id: tier, scopes, state and when it was last used; never the key itself.',
         tags: ['keys'],
         params: IdParams,
         querystring: NoQuery,
-        response: { 200: jsonAnswer('The key.', KeyViewSchema, RATE_LIMIT_HEADERS), ...keyedErrors(404) },
+        response: { 200: jsonAnswer('The key.', KeyViewRef, RATE_LIMIT_HEADERS), ...keyedErrors(404) },
       },
     },
     async (request, reply) => {
@@ -183,13 +220,14 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
     {
       onRequest: admin,
       schema: {
+        operationId: 'revokeKey',
         summary: 'Revoke a key',
         description: 'The key stops working at once on this instance and within 5 seconds on every other.',
         tags: ['keys'],
         params: IdParams,
         querystring: NoQuery,
         response: {
-          200: jsonAnswer('The revoked key.', KeyViewSchema, RATE_LIMIT_HEADERS),
+          200: jsonAnswer('The revoked key.', KeyViewRef, RATE_LIMIT_HEADERS),
           ...keyedErrors(404),
         },
       },
@@ -211,6 +249,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
         request.body ??= {};
       },
       schema: {
+        operationId: 'rotateKey',
         summary: 'Rotate a key',
         description:
           'Issues a new key with the same name, tier and scopes; the old one keeps working for `graceSeconds`. The body may be left out.',

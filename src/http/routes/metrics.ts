@@ -1,4 +1,4 @@
-/** `GET /metrics` (DESIGN section 2): Prometheus text format, no key, not counted. */
+/** `GET /metrics` (docs/api.md): Prometheus text format, no key, not counted. */
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../metrics.js';
 import { NO_STORE_HEADER, openErrors, REQUEST_ID_HEADER } from '../schemas.js';
@@ -8,6 +8,7 @@ export function metricsRoutes(app: FastifyInstance, deps: { metrics: Metrics }):
     '/metrics',
     {
       schema: {
+        operationId: 'getMetrics',
         summary: 'Prometheus metrics',
         description:
           'Requests by route, status and tier, a latency histogram, rate-limit rejections, failed authentications, store errors and rate-limit fallback decisions, plus process metrics. No key is needed: keep it off the public network.',

@@ -1,5 +1,5 @@
 /**
- * `PUT /api/v1/series/{symbol}/prices` (issue 3): upsert the points of one series from a JSON or CSV
+ * `PUT /api/v1/series/{symbol}/prices` (README "Importing prices"): upsert the points of one series from a JSON or CSV
  * body, all or nothing. The body is streamed into the import, never buffered whole, and limited to
  * 16 MiB: larger loads go through `pricepoint import`.
  */
@@ -20,6 +20,59 @@ const WrittenSchema = Type.Object({
   written: Type.Integer({ description: 'Points inserted or replaced.' }),
 });
 
+/** One point of an upload: the columns of README "Importing prices"; `start` and `price` needed. */
+const UploadPointSchema = Type.Object(
+  {
+    start: Type.String({ format: 'date-time', description: 'RFC 3339, with the offset in force then.' }),
+    price: Type.Number({ description: 'Kept exactly as written: 41.270 stays 41.270.' }),
+    end: Type.Optional(Type.String({ format: 'date-time', description: 'When given, must be on the grid.' })),
+    symbol: Type.Optional(Type.String({ description: 'When given, must be this series.' })),
+    date: Type.Optional(Type.String({ format: 'date' })),
+    currency: Type.Optional(Type.String({ description: 'When given, must be the series currency.' })),
+    unit: Type.Optional(Type.String({ description: 'When given, must be the series unit.' })),
+  },
+  { additionalProperties: false, examples: [{ start: '2026-11-22T00:00:00+01:00', price: 41.27 }] },
+);
+const UploadPointsSchema = Type.Array(UploadPointSchema);
+
+/**
+ * `application/json`: any of the document shapes the reader takes, so a generated client sends the
+ * value it is given as one JSON document (README "Importing prices"). Several such values one after
+ * the other are also read, but no schema can say so: that is in the description.
+ */
+const UploadDocumentSchema = Type.Union(
+  [
+    UploadPointsSchema,
+    Type.Object({ prices: UploadPointsSchema }, { additionalProperties: false }),
+    Type.Object(
+      {
+        series: Type.Array(
+          Type.Object(
+            { symbol: Type.String({ description: 'Must be this series.' }), prices: UploadPointsSchema },
+            { additionalProperties: true, description: 'The metadata of the read answer is ignored.' },
+          ),
+        ),
+      },
+      { additionalProperties: true, description: 'The read answer, sent back as it came.' },
+    ),
+    UploadPointSchema,
+  ],
+  {
+    description:
+      'Any JSON document, however formatted: an array of points, {"prices": [...]}, the read answer {"series": [{"symbol", "prices": [...]}]} (its symbol must be this series), or one point; several of these one after the other are read as well. A bad point is named by its path ([2], series[0].prices[2]) and line.',
+  },
+);
+
+const JSON_LINES_BODY = {
+  schema: {
+    type: 'string',
+    description: 'JSON Lines: one point per line.',
+    examples: [
+      '{"start":"2026-11-22T00:00:00+01:00","price":41.27}\n{"start":"2026-11-22T01:00:00+01:00","price":40.98}\n',
+    ],
+  },
+};
+
 /**
  * The body as documented. The route takes the raw stream (its parser hands it over untouched), so
  * this schema is shown in the OpenAPI document only, through `swaggerTransform`, never validated.
@@ -28,18 +81,15 @@ const PricesBodyDoc = {
   description:
     'All or nothing: one bad row and nothing is written. Each point lies on the series grid; `symbol`, `currency` and `unit`, when given, must match the series.',
   content: {
-    'application/json': {
-      schema: {
-        type: 'string',
-        description:
-          'JSON Lines: one point per line, e.g. {"start":"2026-11-22T00:00:00+01:00","price":41.27}. The lines may be wrapped in [ and ] with commas.',
-      },
-    },
+    'application/json': { schema: UploadDocumentSchema },
+    'application/x-ndjson': JSON_LINES_BODY,
+    'application/jsonl': JSON_LINES_BODY,
     'text/csv': {
       schema: {
         type: 'string',
         description:
           'A header row naming the columns (start and price needed; symbol, date, end, currency, unit optional), then one point per row. The CSV the read endpoints serve imports as is.',
+        examples: ['start,price\n2026-11-22T00:00:00+01:00,41.27\n2026-11-22T01:00:00+01:00,40.98\n'],
       },
     },
   },
@@ -67,13 +117,21 @@ function limited(body: Readable): Readable {
   return body.pipe(limit);
 }
 
+/** The media types a price upload takes, and the format each is read as. */
+const BODY_FORMATS: Readonly<Record<string, ImportFormat>> = {
+  'application/json': 'json',
+  'application/x-ndjson': 'jsonl',
+  'application/jsonl': 'jsonl',
+  'text/csv': 'csv',
+};
+
 function formatOf(contentType: string | undefined): ImportFormat {
-  const media = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
-  if (media === 'text/csv') return 'csv';
-  if (media === 'application/json') return 'json';
+  const media = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  const format = BODY_FORMATS[media];
+  if (format !== undefined) return format;
   throw new ApiError(
     'unsupported_media_type',
-    'Send the prices as application/json (one point per line) or text/csv.',
+    `Send the prices as ${Object.keys(BODY_FORMATS).join(', ')}; ${media === '' ? 'the request names no media type' : `not ${media.slice(0, 60)}`}.`,
   );
 }
 
@@ -85,14 +143,19 @@ export function priceWriteRoutes(
   // nothing for any other) apply to this route only.
   app.register(async (child) => {
     child.removeAllContentTypeParsers();
-    child.addContentTypeParser(['application/json', 'text/csv'], (_request, payload, done) =>
-      done(null, payload),
-    );
+    child.addContentTypeParser(Object.keys(BODY_FORMATS), (_request, payload, done) => done(null, payload));
+    // An answer given before the whole body arrived (a 413, a CSV record past its limit) closes the
+    // connection: the rest of the body is never read, and a connection with it unread is of no use.
+    child.addHook('onSend', async (request, reply, payload) => {
+      if (request.raw.complete === false) reply.header('connection', 'close');
+      return payload;
+    });
     child.withTypeProvider<TypeBoxTypeProvider>().put(
       '/api/v1/series/:symbol/prices',
       {
         onRequest: deps.keyGuard({ scope: 'write' }),
         schema: {
+          operationId: 'uploadPrices',
           summary: 'Upsert prices of a series',
           description: `JSON or CSV, streamed, at most ${PRICE_BODY_LIMIT} bytes; larger loads go through \`pricepoint import\`. A 422 names every bad row with its line.`,
           tags: ['writes'],
@@ -118,7 +181,7 @@ export function priceWriteRoutes(
         }
         const body = request.body as Readable | undefined;
         if (body === undefined) throw new ApiError('unsupported_media_type', 'The request has no body.');
-        const result = await deps.imports.run(readRows(limited(body), format, false), {
+        const result = await deps.imports.run(readRows(limited(body), format, false, symbol), {
           symbol,
           small: true,
         });

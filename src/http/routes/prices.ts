@@ -1,5 +1,5 @@
 /**
- * The price read endpoints (DESIGN section 2): today, any day, a range of days and the latest
+ * The price read endpoints (docs/api.md): today, any day, a range of days and the latest
  * price. Thin: parse, ask the price service, render, and let a client cache what it got.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -8,40 +8,79 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
 import type { Tier } from '../../domain/limits/tiers.js';
 import { isCalendarDate } from '../../domain/time/days.js';
-import type { DayAnswer, DayName, DayQuery, PriceService } from '../../services/price-service.js';
+import type { DayAnswer, DayName, DayPlan, DayQuery, PriceService } from '../../services/price-service.js';
+import { INTERVALS_PER_TURN, nextTurn } from '../../services/served-days.js';
 import { type AnswerCache, type AnswerContent, answerKey } from '../answer-cache.js';
-import { entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
+import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
 import type { KeyGuard } from '../key-guard.js';
 import {
   answerFormat,
+  ConversionFields,
   parseReadQuery,
   ReadHeadersSchema,
   ReadQueryFields,
   SeriesMetaFields,
+  stringEnum,
 } from '../read-query.js';
 import { renderDayCsv, renderDayJson, renderSeriesDaysJson } from '../render/day-answer.js';
 import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
+
+const FxSchema = Type.Object(
+  {
+    symbol: Type.String({ description: 'The FX series configured for the pair.', examples: ['EURNOK'] }),
+    date: Type.String({ format: 'date', description: "The local date of the rate's interval." }),
+    rate: Type.Number({ description: 'The rate as stored.', examples: [11.5847] }),
+  },
+  { description: 'The FX rate a converted price was computed with.' },
+);
 
 const PricePointSchema = Type.Object({
   start: Type.String({ format: 'date-time', description: 'RFC 3339, with the offset in force then.' }),
   end: Type.String({ format: 'date-time', description: 'RFC 3339; the interval is [start, end).' }),
   price: Type.Number({
-    description: 'Exactly as ingested; a mean is rounded to the most decimals of its inputs.',
+    description:
+      'Exactly as ingested; a mean is rounded to the most decimals of its inputs. Converted (currency, unit): computed exactly, see docs/data-model.md "Converted prices".',
+  }),
+  fx: Type.Optional({
+    ...FxSchema,
+    description: "Only when a converted day's intervals used different rates: this interval's rate.",
   }),
 });
 
-export const DayAnswerSchema = Type.Object({
-  generatedAt: Type.String({ format: 'date-time' }),
-  series: Type.Array(
-    Type.Object({
-      ...SeriesMetaFields,
-      date: Type.String({ format: 'date', description: 'The local date of this day in the zone read in.' }),
-      prices: Type.Array(PricePointSchema, {
-        description: 'Empty when nothing is published for the day yet.',
+/**
+ * The JSON answer of every day endpoint. Registered once by its `$id` (app.ts) and referenced
+ * from each: one named schema in the OpenAPI document, one type in a generated client.
+ */
+export const DayAnswerSchema = Type.Object(
+  {
+    generatedAt: Type.String({ format: 'date-time' }),
+    series: Type.Array(
+      Type.Object({
+        ...SeriesMetaFields,
+        date: Type.String({ format: 'date', description: 'The local date of this day in the zone read in.' }),
+        complete: Type.Boolean({
+          description:
+            "Every interval of the day is stored. Read in another zone (tz), every day of the series' own zone it overlaps is complete. False for a day nothing was stored for, or stored before provenance was recorded.",
+        }),
+        source: Type.Union([Type.String(), Type.Null()], {
+          description:
+            'The source that wrote the day (its configured name, e.g. entsoe), or import for files and the upload API; null when unknown.',
+          examples: ['entsoe'],
+        }),
+        fx: Type.Optional(
+          Type.Union([FxSchema, Type.Null()], {
+            description:
+              'With currency, on entries converted into it: the rate of the first interval (each interval names its own when they differ); null when no rate was published by any interval, whose prices are then left out.',
+          }),
+        ),
+        prices: Type.Array(PricePointSchema, {
+          description: 'Empty when nothing is published for the day yet.',
+        }),
       }),
-    }),
-  ),
-});
+    ),
+  },
+  { $id: 'DayAnswer' },
+);
 
 /** The 200 and 304 answers of every day endpoint, and every error they can give. */
 function dayResponses(description: string) {
@@ -51,11 +90,12 @@ function dayResponses(description: string) {
       description,
       headers,
       content: {
-        'application/json': { schema: DayAnswerSchema },
+        'application/json': { schema: Type.Ref(DayAnswerSchema) },
         'text/csv': {
           schema: {
             type: 'string',
-            description: 'Header row symbol,date,start,end,price,currency,unit, then one row per interval.',
+            description:
+              'Header row symbol,date,start,end,price,currency,unit (with include=provenance also complete,source; with currency also fx_symbol,fx_date,fx_rate, empty where no conversion was needed), then one row per interval.',
           },
         },
       },
@@ -65,7 +105,20 @@ function dayResponses(description: string) {
   };
 }
 
-const DayQuerySchema = Type.Object(ReadQueryFields, { additionalProperties: false });
+/** Opt-in CSV columns, so that today's CSV clients see the columns they know (docs/api.md). */
+const IncludeField = {
+  include: Type.Optional(
+    stringEnum(
+      ['provenance'],
+      'provenance: CSV rows also carry complete and source (JSON answers always do).',
+    ),
+  ),
+};
+
+const DayQuerySchema = Type.Object(
+  { ...ReadQueryFields, ...ConversionFields, ...IncludeField },
+  { additionalProperties: false },
+);
 const DateParams = Type.Object(
   {
     date: Type.String({
@@ -79,9 +132,13 @@ const RangeQuerySchema = Type.Object(
     from: Type.String({ description: 'First day, inclusive: YYYY-MM-DD, today, tomorrow or yesterday.' }),
     to: Type.String({ description: 'Last day, inclusive; at most 366 days after from.' }),
     ...ReadQueryFields,
+    ...ConversionFields,
+    ...IncludeField,
   },
   { additionalProperties: false },
 );
+
+const TODAY: DayName = { offset: 0 };
 
 const RELATIVE_DAYS = new Map([
   ['today', 0],
@@ -101,17 +158,44 @@ export function parseDayName(value: string, parameter: string, where = 'paramete
   );
 }
 
-/** The answer's bytes, validators and lifetime, for the answer cache. */
-function content(answer: DayAnswer, format: 'json' | 'csv', until: number, route: string): AnswerContent {
-  const seriesJson = format === 'json' ? renderSeriesDaysJson(answer.series) : '';
-  const text = format === 'csv' ? renderDayCsv(answer) : renderDayJson(answer, seriesJson);
+/**
+ * The answer's bytes, validators and lifetime, for the answer cache. A long range is written in
+ * turns, and tagged and encoded in turns of their own (3 MB for a year of quarter hours: a few
+ * milliseconds each), so other requests are answered in between.
+ */
+async function content(
+  answer: DayAnswer,
+  format: 'json' | 'csv',
+  until: number,
+  route: string,
+  include?: 'provenance',
+  converted = false,
+): Promise<AnswerContent> {
+  let intervals = 0;
+  for (const s of answer.series) intervals += s.prices.length;
+  const pause = intervals > INTERVALS_PER_TURN ? nextTurn : () => undefined;
+  const seriesJson = format === 'json' ? await renderSeriesDaysJson(answer.series) : '';
+  const text =
+    format === 'csv'
+      ? await renderDayCsv(answer, { provenance: include === 'provenance', fx: converted })
+      : renderDayJson(answer, seriesJson);
+  await pause();
+  // generatedAt is left out of the tag: the same content built again keeps its ETag.
+  const etag = entityTag(format, format === 'csv' ? text : seriesJson);
+  await pause();
   return {
-    // generatedAt is left out of the tag: the same content built again keeps its ETag.
-    etag: entityTag(format, format === 'csv' ? text : seriesJson),
+    etag,
     maxAge: answer.settled ? LONG_MAX_AGE : SHORT_MAX_AGE,
     type: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
+    ...(format === 'csv' && {
+      disposition: csvAttachment(
+        'prices',
+        answer.series.map((s) => s.date),
+      ),
+    }),
     body: Buffer.from(text),
-    tags: answer.series.map((s) => s.symbol),
+    // A converted answer also changes with its FX series (a rate published or corrected).
+    tags: [...answer.series.map((s) => s.symbol), ...(answer.fxSymbols ?? [])],
     validUntil: Math.min(answer.changesAt, until),
     route,
   };
@@ -133,15 +217,40 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
   const read = deps.keyGuard();
 
   /**
-   * Answers from the cache when it holds this request's answer, else builds it with `build`, keeps
-   * it and answers. The URL names the day and every parameter; the tier decides which series and
-   * days may be read, and the format may come from `Accept`, so all three make the cache key.
+   * A key guard that counts a request for days by its weight (README "Rate limits"), planned from
+   * the URL before anything is read. A request the plan refuses (a bad parameter, an unknown
+   * series) weighs one unit: the handler then answers it with the plan's error. A kept answer
+   * weighs one unit (only those are kept), so a repeated request asks no store.
+   */
+  function weighedBy(days: (request: FastifyRequest) => readonly [DayName, DayName]) {
+    return deps.keyGuard({
+      weigh: async (request) => {
+        const tier = request.caller!.tier;
+        const key = answerKey(tier.name, request.headers.accept, request.url);
+        if (deps.answers.get(key, deps.clock()) !== undefined) return 1;
+        try {
+          const [from, to] = days(request);
+          const query = request.query as Static<typeof DayQuerySchema>;
+          return (await deps.prices.plan(tier, parseReadQuery(query), from, to)).weight;
+        } catch {
+          return 1;
+        }
+      },
+    });
+  }
+
+  /**
+   * Answers from the cache when it holds this request's answer, else plans it with `plan`, reads it
+   * and answers. The URL names the day and every parameter; the tier decides which series and days
+   * may be read, and the format may come from `Accept`, so all three make the cache key. Only
+   * answers of one unit are kept: the fast path serves kept answers and counts one unit for each,
+   * and a heavier answer is paid for by its weight each time it is built.
    */
   async function cachedDays(
     request: FastifyRequest,
     reply: FastifyReply,
     format: 'json' | 'csv' | undefined,
-    build: (tier: Tier, query: DayQuery) => Promise<DayAnswer>,
+    plan: (tier: Tier, query: DayQuery) => Promise<DayPlan>,
     query: Static<typeof DayQuerySchema>,
   ) {
     const tier = request.caller!.tier;
@@ -150,9 +259,19 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
     let answer = deps.answers.get(key, now);
     if (answer === undefined) {
       const chosen = answerFormat(request, format);
-      const built = await build(tier, parseReadQuery(query));
+      const planned = await plan(tier, parseReadQuery(query));
+      const built = await deps.prices.read(planned);
       const until = deps.freshMs > 0 ? now + deps.freshMs : now;
-      answer = deps.answers.keep(key, content(built, chosen, until, routeOf(request)), now);
+      const kept = planned.weight === 1 ? key : undefined;
+      const body = await content(
+        built,
+        chosen,
+        until,
+        routeOf(request),
+        query.include,
+        query.currency !== undefined,
+      );
+      answer = deps.answers.keep(kept, body, now);
     }
     return sendAnswer(request, reply, deps.answers, answer);
   }
@@ -160,8 +279,9 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
   api.get(
     '/api/v1/prices/today',
     {
-      onRequest: read,
+      onRequest: weighedBy(() => [TODAY, TODAY]),
       schema: {
+        operationId: 'getPricesToday',
         summary: "Today's prices",
         description: 'Every interval of today of every series the key may read, or of `symbols`.',
         tags: ['prices'],
@@ -175,7 +295,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         request,
         reply,
         request.query.format,
-        (tier, q) => deps.prices.day(tier, q, { offset: 0 }),
+        (tier, q) => deps.prices.plan(tier, q, TODAY, TODAY),
         request.query,
       ),
   );
@@ -185,6 +305,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
     {
       onRequest: read,
       schema: {
+        operationId: 'getLatestPrices',
         summary: 'The current price',
         description:
           'Per series, the interval that contains now, or else the last one before now (within the tier history). A series with none has `prices: []`.',
@@ -203,7 +324,18 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         request,
         reply,
         deps.answers,
-        deps.answers.keep(undefined, content(answer, format, now, routeOf(request)), now),
+        deps.answers.keep(
+          undefined,
+          await content(
+            answer,
+            format,
+            now,
+            routeOf(request),
+            request.query.include,
+            request.query.currency !== undefined,
+          ),
+          now,
+        ),
       );
     },
   );
@@ -211,8 +343,12 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
   api.get(
     '/api/v1/prices/:date',
     {
-      onRequest: read,
+      onRequest: weighedBy((request) => {
+        const day = parseDayName((request.params as { date: string }).date, 'date', 'path segment');
+        return [day, day];
+      }),
       schema: {
+        operationId: 'getPricesForDate',
         summary: 'Prices of one day',
         description:
           'A day that has not been published yet (tomorrow before the auction) has `prices: []`; that is no error. Days before the tier history are refused with 403.',
@@ -229,7 +365,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         request,
         reply,
         request.query.format,
-        (tier, q) => deps.prices.day(tier, q, day),
+        (tier, q) => deps.prices.plan(tier, q, day, day),
         request.query,
       );
     },
@@ -238,11 +374,15 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
   api.get(
     '/api/v1/prices',
     {
-      onRequest: read,
+      onRequest: weighedBy((request) => {
+        const { from, to } = request.query as { from: string; to: string };
+        return [parseDayName(from, 'from'), parseDayName(to, 'to')];
+      }),
       schema: {
+        operationId: 'getPriceRange',
         summary: 'Prices of a range of days',
         description:
-          'Days from `from` to `to`, inclusive, at most 366: one entry in `series` per series and day, ordered by series, then date.',
+          'Days from `from` to `to`, inclusive, at most 366: one entry in `series` per series and day, ordered by series, then date. Takes one rate-limit unit per started 3,000 intervals on the series own grids (a year of one 15-minute series: 12), stated in `RateLimit-Policy` as `pricepoint-cost`.',
         tags: ['prices'],
         querystring: RangeQuerySchema,
         headers: ReadHeadersSchema,
@@ -257,7 +397,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         request,
         reply,
         rest.format,
-        (tier, q) => deps.prices.range(tier, q, first, last),
+        (tier, q) => deps.prices.plan(tier, q, first, last),
         rest,
       );
     },

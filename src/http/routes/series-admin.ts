@@ -1,5 +1,5 @@
 /**
- * `PUT /api/v1/series/{symbol}` (DESIGN section 2): create or update a series' metadata, for keys
+ * `PUT /api/v1/series/{symbol}` (docs/api.md): create or update a series' metadata, for keys
  * with the `admin` scope. Thin: the schema checks only shapes; the series service (the same one the
  * CLI uses) checks every value and names each bad field.
  */
@@ -64,6 +64,7 @@ export function seriesAdminRoutes(
     {
       onRequest: deps.keyGuard({ scope: 'admin' }),
       schema: {
+        operationId: 'upsertSeries',
         summary: 'Create or update a series',
         description:
           'A new series needs every field; an existing one keeps the fields left out. Every bad field is named in the 400.',

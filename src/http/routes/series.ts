@@ -1,5 +1,5 @@
 /**
- * The catalogue (DESIGN section 2): `GET /api/v1/series` and `GET /api/v1/series/{symbol}`, each
+ * The catalogue (docs/api.md): `GET /api/v1/series` and `GET /api/v1/series/{symbol}`, each
  * series the key may read with its metadata and coverage, as JSON or CSV, cacheable like the days.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -9,7 +9,7 @@ import { ApiError } from '../../domain/errors/api-error.js';
 import { normaliseSymbol } from '../../domain/series/series-rules.js';
 import type { PriceService } from '../../services/price-service.js';
 import type { SeriesView } from '../../services/series-service.js';
-import { entityTag, SHORT_MAX_AGE, sendCacheable } from '../caching.js';
+import { csvAttachment, entityTag, SHORT_MAX_AGE, sendCacheable } from '../caching.js';
 import type { KeyGuard } from '../key-guard.js';
 import {
   answerFormat,
@@ -21,17 +21,25 @@ import {
 import { csvField } from '../render/day-answer.js';
 import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 
-export const SeriesInfoSchema = Type.Object({
-  ...SeriesMetaFields,
-  coverage: Type.Union([
-    Type.Object({
-      first: Type.String({ format: 'date', description: 'First local date with prices.' }),
-      last: Type.String({ format: 'date', description: 'Last local date with prices.' }),
-    }),
-    Type.Null(),
-  ]),
-});
-const CatalogueSchema = Type.Object({ series: Type.Array(SeriesInfoSchema) });
+/**
+ * One series of the catalogue. Registered once by its `$id` (app.ts) and referenced by both
+ * catalogue reads: one named schema in the OpenAPI document.
+ */
+export const SeriesInfoSchema = Type.Object(
+  {
+    ...SeriesMetaFields,
+    coverage: Type.Union([
+      Type.Object({
+        first: Type.String({ format: 'date', description: 'First local date with prices.' }),
+        last: Type.String({ format: 'date', description: 'Last local date with prices.' }),
+      }),
+      Type.Null(),
+    ]),
+  },
+  { $id: 'SeriesInfo' },
+);
+const SeriesInfoRef = Type.Ref(SeriesInfoSchema);
+const CatalogueSchema = Type.Object({ series: Type.Array(SeriesInfoRef) });
 
 const CSV_HEADER = 'symbol,name,kind,currency,unit,timezone,resolution,first,last';
 
@@ -45,7 +53,7 @@ function catalogueCsv(series: readonly SeriesView[]): string {
   return `${[CSV_HEADER, ...rows].join('\r\n')}\r\n`;
 }
 
-function catalogueResponses(description: string, schema: typeof CatalogueSchema | typeof SeriesInfoSchema) {
+function catalogueResponses(description: string, schema: typeof CatalogueSchema | typeof SeriesInfoRef) {
   const headers = { ...CACHE_HEADERS, ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER };
   return {
     200: {
@@ -69,12 +77,14 @@ function sendCatalogue(
   format: 'json' | 'csv',
   json: () => string,
   series: readonly SeriesView[],
+  name = 'series',
 ): FastifyReply {
   const body = format === 'csv' ? catalogueCsv(series) : json();
   return sendCacheable(request, reply, {
     etag: entityTag(format, body),
     maxAge: SHORT_MAX_AGE,
     type: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
+    ...(format === 'csv' && { disposition: csvAttachment(name) }),
     body: () => body,
   });
 }
@@ -89,6 +99,7 @@ export function seriesRoutes(app: FastifyInstance, deps: { prices: PriceService;
     {
       onRequest: deps.keyGuard(),
       schema: {
+        operationId: 'listSeries',
         summary: 'The catalogue',
         description:
           'Every series the key may read (or `symbols`), with its metadata and the first and last local date it has prices for, in its zone or `tz`. With `resolution`, each series shows the resolution it would be served at.',
@@ -110,6 +121,7 @@ export function seriesRoutes(app: FastifyInstance, deps: { prices: PriceService;
     {
       onRequest: deps.keyGuard(),
       schema: {
+        operationId: 'getSeries',
         summary: 'One series',
         description: 'One series with its metadata and coverage, as in the catalogue.',
         tags: ['series'],
@@ -119,7 +131,7 @@ export function seriesRoutes(app: FastifyInstance, deps: { prices: PriceService;
         ),
         querystring: Type.Object(OneSeriesFields, { additionalProperties: false }),
         headers: ReadHeadersSchema,
-        response: catalogueResponses('The series.', SeriesInfoSchema),
+        response: catalogueResponses('The series.', SeriesInfoRef),
       },
     },
     async (request, reply) => {
@@ -134,7 +146,8 @@ export function seriesRoutes(app: FastifyInstance, deps: { prices: PriceService;
         ...parseReadQuery(request.query),
         symbols: [symbol],
       });
-      return sendCatalogue(request, reply, format, () => JSON.stringify(one), one ? [one] : []);
+      const name = `series-${symbol}`;
+      return sendCatalogue(request, reply, format, () => JSON.stringify(one), one ? [one] : [], name);
     },
   );
 }

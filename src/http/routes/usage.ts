@@ -1,14 +1,14 @@
 /**
- * `GET /api/v1/usage` (DESIGN section 2): the calling key's tier, its limits and what is left. It is
+ * `GET /api/v1/usage` (docs/api.md): the calling key's tier, its limits and what is left. It is
  * keyed but not counted, so a client may ask as often as it likes, also when a limit is used up; its
  * rate-limit headers come from a peek and describe the counted endpoints.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { rateLimitHeaders } from '../../domain/limits/fixed-window.js';
 import type { RateLimiter } from '../../services/rate-limiter.js';
 import type { KeyGuard } from '../key-guard.js';
+import { rateLimitHeaders } from '../rate-limit-headers.js';
 import { jsonAnswer, RATE_LIMIT_HEADERS, uncountedErrors } from '../schemas.js';
 
 const UsageSchema = Type.Object({
@@ -42,6 +42,7 @@ export function usageRoutes(
     {
       onRequest: deps.keyGuard({ count: false }),
       schema: {
+        operationId: 'getUsage',
         summary: 'Tier, limits and what is left',
         description:
           'Not counted against any limit. Its rate-limit headers describe the counted endpoints, without taking from them.',

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { rateLimitBehaviour } from '../../../test/stores/rate-limit-behaviour.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
 import { MemoryRateLimitStore } from './rate-limit-store.js';
 
@@ -189,5 +190,24 @@ describe('MemoryRateLimitStore.consumeBehind', () => {
     const usedUp = store.consumeBehind(other, 'key:a', limits, NOW);
     assert.equal(usedUp?.allowed, false, 'a used-up limit behind an open gate is refused');
     assert.deepEqual(usedUp && remaining(usedUp), { minute: 0 }, 'with what is left');
+  });
+});
+
+describe('MemoryRateLimitStore: weighted requests and units given back', () => {
+  const store = new MemoryRateLimitStore();
+  let subjects = 0;
+  rateLimitBehaviour(() => ({
+    store,
+    now: () => NOW,
+    ready: async () => {},
+    fresh: () => `key:weighted:${subjects++}`,
+  }));
+
+  test('a unit given back after its window rolled over is not returned to the new window', () => {
+    const limits = [perMinute(5)];
+    const taken = store.consume('key:late-give-back', limits, NOW, 2);
+    store.consume('key:late-give-back', limits, NOW + 60_000);
+    store.giveBack('key:late-give-back', taken, 2);
+    assert.deepEqual(remaining(store.peek('key:late-give-back', limits, NOW + 60_000)), { minute: 4 });
   });
 });

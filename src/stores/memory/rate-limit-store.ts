@@ -8,7 +8,13 @@
  * interruption, which makes all-or-nothing exact under any concurrency within the process. Answers
  * are given at once, not as promises, so the hot path does not wait a microtask for them.
  */
-import { type LimitDecision, type LimitState, windowOf } from '../../domain/limits/fixed-window.js';
+import {
+  checkCost,
+  type LimitDecision,
+  type LimitState,
+  unitsOf,
+  windowOf,
+} from '../../domain/limits/fixed-window.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
 import type { LimitGate, RateLimitStore } from '../types.js';
 
@@ -51,11 +57,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
     });
   }
 
-  consume(subject: string, limits: readonly LimitRule[], nowMs: number): LimitDecision {
+  consume(subject: string, limits: readonly LimitRule[], nowMs: number, cost = 1): LimitDecision {
+    checkCost(cost);
     const current = this.read(subject, limits, nowMs);
-    const allowed = current.every((c) => c.used < c.rule.limit);
+    const allowed = current.every((c) => c.used + unitsOf(c.rule, cost) <= c.rule.limit);
     const states: LimitState[] = current.map((c) => {
-      const used = allowed ? c.used + 1 : c.used;
+      const used = allowed ? c.used + unitsOf(c.rule, cost) : c.used;
       if (allowed) c.counts.set(c.counter, used);
       return { rule: c.rule, remaining: Math.max(0, c.rule.limit - used), resetAtMs: c.resetAtMs };
     });
@@ -67,9 +74,24 @@ export class MemoryRateLimitStore implements RateLimitStore {
     subject: string,
     limits: readonly LimitRule[],
     nowMs: number,
+    cost = 1,
   ): LimitDecision | undefined {
     if (!this.peek(gate.subject, gate.limits, nowMs).allowed) return undefined;
-    return this.consume(subject, limits, nowMs);
+    return this.consume(subject, limits, nowMs, cost);
+  }
+
+  giveBack(subject: string, taken: LimitDecision, cost = 1): void {
+    checkCost(cost);
+    if (!taken.allowed) return;
+    for (const state of taken.states) {
+      const window = this.windows.get(state.rule.windowSeconds);
+      // The units went to the window that ends at `resetAtMs`; once it has rolled over, they are gone.
+      if (window === undefined || window.resetAtMs !== state.resetAtMs) continue;
+      const counter = `${subject}\u0000${state.rule.name}`;
+      const left = (window.counts.get(counter) ?? 0) - unitsOf(state.rule, cost);
+      if (left > 0) window.counts.set(counter, left);
+      else window.counts.delete(counter);
+    }
   }
 
   peek(subject: string, limits: readonly LimitRule[], nowMs: number): LimitDecision {

@@ -1,7 +1,7 @@
 /**
  * The scale-out database: PostgreSQL through Kysely and a `pg` pool. The logical schema is the
- * embedded one (src/stores/sqlite/database.ts): prices as the decimal text they arrived as, starts
- * and times as epoch milliseconds.
+ * embedded one (../sql/schema.ts): prices as the decimal text they arrived as, starts and times as
+ * epoch milliseconds.
  *
  * Choices, and why:
  * - `bigint` columns come back as JS numbers through this pool's own type parser, never through
@@ -11,49 +11,19 @@
  *   by code point as SQLite's BINARY does, whatever the database's locale.
  * - Tables live in one schema (`schema` option, else the connection's current schema), set as the
  *   `search_path` of every pooled connection, so tests can each have their own.
- * - The database being away must be a rejected promise, never a crash or a hang: connections time
- *   out after 2 s, statements after 10 s (server side), and every client carries an 'error' listener,
- *   because `pg` emits 'error' on a client that loses its connection even while it is checked out.
+ * - The database being away must be a rejected promise, never a crash or a hang: connecting and
+ *   waiting for a free connection time out after `connectTimeoutMs`, statements after 10 s (server
+ *   side) and 15 s (client side, for a server that answers nothing), and every client carries an
+ *   'error' listener, because `pg` emits 'error' on a client that loses its connection even while it
+ *   is checked out. The stores add shorter deadlines and a circuit breaker (./guarded-pool.ts).
  */
-import { type Generated, Kysely, type Migration, Migrator, PostgresDialect, sql } from 'kysely';
+import { Kysely, type Migration, Migrator, PostgresDialect, type PostgresPool, sql } from 'kysely';
 import pg from 'pg';
+import type { SqlTables } from '../sql/schema.js';
+import type { GuardedPool } from './guarded-pool.js';
 
-export interface SeriesTable {
-  id: Generated<number>;
-  symbol: string;
-  name: string;
-  kind: string;
-  currency: string;
-  unit: string;
-  timezone: string;
-  resolution: string;
-  updated_at: number;
-}
-
-export interface PricesTable {
-  series_id: number;
-  start_ms: number;
-  price: string;
-}
-
-export interface ApiKeysTable {
-  id: string;
-  hash: string;
-  last4: string;
-  name: string;
-  tier: string;
-  scopes: string;
-  created_at: number;
-  expires_at: number | null;
-  revoked_at: number | null;
-  last_used_at: number | null;
-}
-
-export interface Database {
-  series: SeriesTable;
-  prices: PricesTable;
-  api_keys: ApiKeysTable;
-}
+/** The shared tables (../sql/schema.ts), nothing more. */
+export type Database = SqlTables;
 
 const CODE_POINT_TEXT = sql`text collate "C"`;
 
@@ -95,6 +65,79 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Where each stored day of a series came from and whether it is whole (docs/sources.md). Days
+  // written before this migration have no row: they are served as of unknown source.
+  '0002_day_provenance': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('day_provenance')
+        .addColumn('series_id', 'integer', (c) => c.notNull().references('series.id').onDelete('cascade'))
+        .addColumn('date', CODE_POINT_TEXT, (c) => c.notNull())
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('fetched_at', 'bigint', (c) => c.notNull())
+        .addColumn('complete', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('day_provenance_pk', ['series_id', 'date'])
+        .execute();
+    },
+  },
+  // The outbox of price events, written with the prices that caused them (docs/events.md).
+  '0003_events': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('events')
+        .addColumn('seq', 'bigserial', (c) => c.primaryKey())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('time', 'bigint', (c) => c.notNull())
+        .addColumn('series_id', 'integer', (c) => c.notNull())
+        .addColumn('symbol', 'text', (c) => c.notNull())
+        .addColumn('date', CODE_POINT_TEXT, (c) => c.notNull())
+        .addColumn('timezone', 'text', (c) => c.notNull())
+        .addColumn('intervals', 'integer', (c) => c.notNull())
+        .addColumn('etag', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('events_day').on('events').columns(['series_id', 'date', 'seq']).execute();
+    },
+  },
+  // Webhook endpoints, each with its cursor in the event log, and one delivery row per (endpoint,
+  // event): its state, attempts and last outcome (docs/webhooks.md).
+  '0004_webhooks': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhook_endpoints')
+        .addColumn('id', CODE_POINT_TEXT, (c) => c.primaryKey())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('events', 'text', (c) => c.notNull())
+        .addColumn('symbols', 'text')
+        .addColumn('secret', 'text', (c) => c.notNull())
+        .addColumn('enabled', 'integer', (c) => c.notNull())
+        .addColumn('disabled_reason', 'text')
+        .addColumn('cursor', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('endpoint_id', CODE_POINT_TEXT, (c) =>
+          c.notNull().references('webhook_endpoints.id').onDelete('cascade'),
+        )
+        .addColumn('event_id', CODE_POINT_TEXT, (c) => c.notNull())
+        .addColumn('event_seq', 'bigint', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'bigint')
+        .addColumn('last_attempt_at', 'bigint')
+        .addColumn('last_status', 'integer')
+        .addColumn('last_latency_ms', 'integer')
+        .addColumn('last_error', 'text')
+        .addPrimaryKeyConstraint('webhook_deliveries_pk', ['endpoint_id', 'event_id'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_due')
+        .on('webhook_deliveries')
+        .columns(['state', 'next_attempt_at'])
+        .execute();
+    },
+  },
 };
 
 /** A schema name we can put in a connection option and in SQL without quoting. */
@@ -115,6 +158,8 @@ export interface PostgresPoolOptions {
   readonly statementTimeoutMs?: number;
   /** Pool size (default 10). */
   readonly max?: number;
+  /** How long making a connection, or waiting for a free one, may take (default 2 s). */
+  readonly connectTimeoutMs?: number;
 }
 
 /** A pool whose connections all use `schema`, with the timeouts and error listeners described above. */
@@ -127,7 +172,7 @@ export function createPool(url: string, options: PostgresPoolOptions = {}): pg.P
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
-    connectionTimeoutMillis: 2_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
     idleTimeoutMillis: 30_000,
     statement_timeout: statementTimeout,
     // A client-side stop for a server that no longer answers at all (statement_timeout needs one that does).
@@ -145,8 +190,10 @@ export function createPool(url: string, options: PostgresPoolOptions = {}): pg.P
   return pool;
 }
 
-export function createDb(pool: pg.Pool): Kysely<Database> {
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+/** Kysely over `pool`: a plain one (migrations) or one with deadlines and a breaker (the stores). */
+export function createDb(pool: pg.Pool | GuardedPool): Kysely<Database> {
+  // A guarded client has Kysely's `query(sql, parameters)`; Kysely's cursor overload is never used.
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as PostgresPool }) });
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The scale-out engine for keys and prices: PostgreSQL (DESIGN section 7).
+ * The scale-out engine for keys and prices: PostgreSQL (docs/scale-out.md).
  *
  * It opens only what lives in PostgreSQL. Rate-limit counters and notices belong to another engine
  * (Redis when scaled out, in-process in tests), so the caller puts `Stores` together:
@@ -8,36 +8,66 @@
  * const pg = await openPostgresStores(process.env.PRICEPOINT_DATABASE_URL!)
  * const stores: Stores = { ...pg, rateLimits, notices, close: async () => { await pg.close(); await redis.quit() } }
  */
+import { SHARED_POLL_MS, SqlEventLog } from '../../events/sql-event-log.js';
+import { WebhookStore } from '../../webhooks/store.js';
+import { SqlKeyStore } from '../sql/key-store.js';
+import { SqlPriceStore } from '../sql/price-store.js';
 import type { Stores } from '../types.js';
 import { createDb, createPool, migratePostgres } from './database.js';
-import { PostgresKeyStore } from './key-store.js';
-import { PostgresPriceStore } from './price-store.js';
+import { DEFAULT_DATABASE_TIMEOUT_MS, guardPool } from './guarded-pool.js';
+import { postgresEngine } from './sql-engine.js';
 
 /** The PostgreSQL part of `Stores`. */
-export type PostgresStores = Pick<Stores, 'prices' | 'keys' | 'close'>;
+export type PostgresStores = Pick<Stores, 'prices' | 'keys' | 'close'> & {
+  readonly events: SqlEventLog;
+  readonly webhooks: WebhookStore;
+};
 
 export interface PostgresStoreOptions {
   /** Every table lives in this schema, created if missing (default: the connection's current schema). */
   readonly schema?: string;
+  /**
+   * The client-side deadline of connecting, waiting for a connection and every query a request
+   * makes (`PRICEPOINT_DATABASE_TIMEOUT_MS`, default 1000 ms); past it PostgreSQL counts as away.
+   */
+  readonly timeoutMs?: number;
+  /** Pause between probes while PostgreSQL is away (default 500 ms). */
+  readonly probeEveryMs?: number;
+  /** Told when PostgreSQL stops answering (with the error that showed it) and when it answers again. */
+  readonly onAvailabilityChange?: (away: boolean, error: unknown) => void;
 }
 
 /**
  * Connects, creates the schema if need be and brings it up to date (safe with several instances
  * starting at once; see `migratePostgres`). Rejects, leaving no pool behind, when PostgreSQL cannot
- * be reached within a few seconds.
+ * be reached within a few seconds. Every later call has a deadline and a circuit breaker
+ * (./guarded-pool.ts): while PostgreSQL does not answer, calls fail at once.
  */
 export async function openPostgresStores(
   url: string,
   options: PostgresStoreOptions = {},
 ): Promise<PostgresStores> {
   await migrate(url, options.schema);
-  const pool = createPool(url, options);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
+  const pool = guardPool(createPool(url, { ...options, connectTimeoutMs: timeoutMs }), {
+    timeoutMs,
+    ...(options.probeEveryMs !== undefined && { probeEveryMs: options.probeEveryMs }),
+    ...(options.onAvailabilityChange && { onChange: options.onAvailabilityChange }),
+  });
   const db = createDb(pool);
+  // The queries are the embedded engine's (../sql/); only writes, imports and last-used times differ.
+  const engine = postgresEngine(db, pool);
+  const events = new SqlEventLog(db, SHARED_POLL_MS);
   return {
-    prices: new PostgresPriceStore(db, pool),
-    keys: new PostgresKeyStore(db),
+    events,
+    webhooks: WebhookStore.over(db),
+    prices: new SqlPriceStore(db, engine),
+    keys: new SqlKeyStore(db, engine),
     // Kysely's destroy ends the pool.
-    close: () => db.destroy(),
+    close: () => {
+      events.stop();
+      return db.destroy();
+    },
   };
 }
 

@@ -11,8 +11,10 @@ import {
   testPrefix,
   whenReady,
 } from '../../../test/helpers/redis.js';
+import { describeOrSkip } from '../../../test/helpers/skip.js';
 import { startTcpProxy } from '../../../test/helpers/tcp-proxy.js';
 import { ApiError } from '../../domain/errors/api-error.js';
+import type { LimitDecision } from '../../domain/limits/fixed-window.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
 import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
 import type { LimitGate } from '../types.js';
@@ -23,7 +25,7 @@ import { RedisRateLimitStore } from './rate-limit-store.js';
 const skip = await redisSkipReason();
 const limits: LimitRule[] = [{ name: 'day', limit: 3, windowSeconds: 86_400 }];
 
-describe('FallbackRateLimitStore over a Redis that goes away', { skip }, () => {
+describeOrSkip('FallbackRateLimitStore over a Redis that goes away', { skip }, () => {
   const prefix = testPrefix();
   let inspect: Redis;
 
@@ -140,7 +142,7 @@ describe('FallbackRateLimitStore over a Redis that goes away', { skip }, () => {
       await assert.rejects(store.consume('key:closed', limits, Date.now()), (error: unknown) => {
         assert.ok(error instanceof ApiError, 'an ApiError');
         assert.equal(error.code, 'service_unavailable', 'the code');
-        assert.equal(error.status, 503, 'the status');
+        assert.equal(error.options.retryAfterSeconds, 1, 'try again in a second');
         return true;
       });
     }
@@ -221,6 +223,34 @@ describe('FallbackRateLimitStore over a Redis that goes away', { skip }, () => {
     await stores.close();
     await assert.rejects(stores.ping(), 'closed for good');
   });
+
+  test('openRedis: connections that go silent for good (a dead network path) are made again, notices included', async (t) => {
+    const redis = await proxy(t);
+    const stores = openRedis(`redis://127.0.0.1:${redis.port}`, {
+      prefix,
+      fallback: 'local',
+      backoffMs: 100,
+      commandTimeoutMs: 250,
+    });
+    t.after(() => stores.close());
+    await stores.ready();
+    await untilShared(stores.rateLimits, 'key:stranded');
+    const heard: unknown[] = [];
+    stores.notices.subscribe((notice) => heard.push(notice));
+    // Both connections stay open and silent, whatever happens now; only new connections work.
+    redis.strand();
+    const local = await stores.rateLimits.consume('key:stranded', limits, Date.now());
+    assert.equal(local.allowed, true, 'answered locally');
+    assert.equal(stores.rateLimits.state(), 'degraded', 'degraded while the connection is silent');
+    await untilShared(stores.rateLimits, 'key:stranded');
+    // Another instance's notice reaches this one again: the subscriber was made again too.
+    const envelope = JSON.stringify({ origin: 'another', notice: { kind: 'keys', keyIds: ['k'] } });
+    for (let attempt = 0; attempt < 100 && heard.length === 0; attempt++) {
+      await inspect.publish(`${prefix}notices`, envelope);
+      await sleep(50);
+    }
+    assert.deepEqual(heard[0], { kind: 'keys', keyIds: ['k'] }, 'a notice is heard again');
+  });
 });
 
 /**
@@ -258,6 +288,11 @@ describe('FallbackRateLimitStore probing', () => {
         primary.calls++;
         if (primary.down) throw new Error('connection refused');
         return primary.memory.consumeBehind(gate, subject, rules, nowMs);
+      },
+      async giveBack(subject: string, taken: LimitDecision) {
+        primary.calls++;
+        if (primary.down) throw new Error('connection refused');
+        primary.memory.giveBack(subject, taken);
       },
       async probe() {
         primary.probes++;
@@ -316,6 +351,7 @@ describe('FallbackRateLimitStore probing', () => {
       consume: () => Promise.reject(new Error('timed out')),
       peek: () => Promise.reject(new Error('unused')),
       consumeBehind: () => Promise.reject(new Error('unused')),
+      giveBack: () => Promise.reject(new Error('unused')),
     };
     const store = new FallbackRateLimitStore(hanging, new MemoryRateLimitStore(), {
       policy: 'local',

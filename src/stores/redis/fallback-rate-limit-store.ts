@@ -1,5 +1,5 @@
 /**
- * Rate limits when Redis may be away (DESIGN section 7): the shared counters while Redis answers,
+ * Rate limits when Redis may be away (docs/scale-out.md): the shared counters while Redis answers,
  * the operator's policy while it does not, and shared counting again as soon as it answers again.
  *
  * - `local`: each instance counts on its own (`MemoryRateLimitStore`), so a client may get up to
@@ -9,12 +9,14 @@
  *
  * After a failure no request asks the primary again: a dead or hanging Redis costs only the requests
  * that were waiting on it when it went away, never one command timeout per request. Instead a probe
- * (Redis: PING) runs in the background every `backoffMs`, traffic or not; when it answers, counting
- * is shared again, and `state()` (which /readyz reports) says so without waiting for a request.
+ * (Redis: PING) runs in the background, at once and then every `backoffMs`, traffic or not; when it
+ * answers, counting is shared again, and `state()` (which /readyz reports) says so without waiting
+ * for a request. The same circuit breaker guards PostgreSQL (../circuit-breaker.ts).
  */
 import { ApiError } from '../../domain/errors/api-error.js';
 import { type LimitDecision, windowOf } from '../../domain/limits/fixed-window.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
+import { CircuitBreaker } from '../circuit-breaker.js';
 import type { Maybe } from '../maybe.js';
 import type { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
 import type { LimitGate, RateLimitStore } from '../types.js';
@@ -44,12 +46,7 @@ const PROBE_SUBJECT = 'fallback-probe';
 const PROBE_LIMITS: readonly LimitRule[] = [{ name: 'probe', limit: 1, windowSeconds: 1 }];
 
 export class FallbackRateLimitStore implements RateLimitStore {
-  private readonly backoffMs: number;
-  private readonly probe: () => Promise<unknown>;
-  private lastError: unknown;
-  private failed = false;
-  private timer: NodeJS.Timeout | undefined;
-  private closed = false;
+  private readonly breaker: CircuitBreaker;
 
   /** @example new FallbackRateLimitStore(new RedisRateLimitStore(client, 'pp:'), new MemoryRateLimitStore(), { policy: 'local', probe: () => client.ping() }) */
   constructor(
@@ -57,17 +54,42 @@ export class FallbackRateLimitStore implements RateLimitStore {
     private readonly local: MemoryRateLimitStore,
     private readonly options: FallbackOptions,
   ) {
-    this.backoffMs = options.backoffMs ?? 500;
-    this.probe = options.probe ?? (async () => primary.peek(PROBE_SUBJECT, PROBE_LIMITS, Date.now()));
+    const probe = options.probe ?? (async () => primary.peek(PROBE_SUBJECT, PROBE_LIMITS, Date.now()));
+    this.breaker = new CircuitBreaker({
+      name: 'Redis',
+      probeEveryMs: options.backoffMs ?? 500,
+      probe: async () => {
+        try {
+          await probe();
+        } catch (error) {
+          this.report(error);
+          throw error;
+        }
+      },
+    });
   }
 
   /** `shared` while the primary answers (or has not failed yet); `degraded` from a failure until a probe answers. */
   state(): 'shared' | 'degraded' {
-    return this.failed ? 'degraded' : 'shared';
+    return this.breaker.open ? 'degraded' : 'shared';
   }
 
-  consume(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision> {
-    return this.decide((store) => store.consume(subject, limits, nowMs), limits, nowMs);
+  consume(subject: string, limits: readonly LimitRule[], nowMs: number, cost = 1): Promise<LimitDecision> {
+    return this.decide((store) => store.consume(subject, limits, nowMs, cost), limits, nowMs);
+  }
+
+  /**
+   * Best effort, never throws: to the store that answers now. Across the start or end of an outage
+   * the units may go back to the other store than took them: at most that many units more or less
+   * for that subject in that window. A unit not given back costs its caller that unit.
+   */
+  async giveBack(subject: string, taken: LimitDecision, cost = 1): Promise<void> {
+    try {
+      if (!this.breaker.open) await this.primary.giveBack(subject, taken, cost);
+      else if (this.options.policy === 'local') this.local.giveBack(subject, taken, cost);
+    } catch (error) {
+      this.fail(error);
+    }
   }
 
   peek(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision> {
@@ -79,15 +101,14 @@ export class FallbackRateLimitStore implements RateLimitStore {
     subject: string,
     limits: readonly LimitRule[],
     nowMs: number,
+    cost = 1,
   ): Promise<LimitDecision | undefined> {
-    return this.decide((store) => store.consumeBehind(gate, subject, limits, nowMs), limits, nowMs);
+    return this.decide((store) => store.consumeBehind(gate, subject, limits, nowMs, cost), limits, nowMs);
   }
 
   /** Stops probing, so the process can exit; decisions keep following the policy while degraded. */
   close(): void {
-    this.closed = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.breaker.stop();
   }
 
   private async decide<T extends LimitDecision | undefined>(
@@ -95,7 +116,7 @@ export class FallbackRateLimitStore implements RateLimitStore {
     limits: readonly LimitRule[],
     nowMs: number,
   ): Promise<T | LimitDecision> {
-    if (!this.failed) {
+    if (!this.breaker.open) {
       try {
         return await ask(this.primary);
       } catch (error) {
@@ -103,45 +124,20 @@ export class FallbackRateLimitStore implements RateLimitStore {
       }
     }
     const { policy, onFallback } = this.options;
-    onFallback?.(policy, this.lastError);
+    onFallback?.(policy, this.breaker.cause);
     if (policy === 'local') return ask(this.local);
     if (policy === 'open') return openDecision(limits, nowMs);
     throw new ApiError(
       'service_unavailable',
       'Rate limiting is unavailable for a moment; try again shortly.',
-      {
-        headers: { 'retry-after': '1' },
-      },
+      { retryAfterSeconds: 1 },
     );
   }
 
+  /** Requests that were waiting together fail together: the first trips the breaker, one outage. */
   private fail(error: unknown): void {
     this.report(error);
-    if (this.failed) return; // requests that were waiting together fail together: one outage
-    this.failed = true;
-    this.lastError = error;
-    this.scheduleProbe();
-  }
-
-  /** One probe loop at most: the next probe is set only when the last one has failed. */
-  private scheduleProbe(): void {
-    if (this.closed || this.timer !== undefined) return;
-    this.timer = setTimeout(() => void this.runProbe(), this.backoffMs);
-    // Probing must never keep a process alive.
-    this.timer.unref();
-  }
-
-  private async runProbe(): Promise<void> {
-    try {
-      await this.probe();
-      this.failed = false;
-      this.lastError = undefined;
-      this.timer = undefined;
-    } catch (error) {
-      this.report(error);
-      this.timer = undefined;
-      this.scheduleProbe();
-    }
+    this.breaker.trip(error);
   }
 
   private report(error: unknown): void {

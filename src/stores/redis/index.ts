@@ -1,5 +1,5 @@
 /**
- * The Redis side of a scaled-out deployment (DESIGN section 7): shared rate-limit counters with a
+ * The Redis side of a scaled-out deployment (docs/scale-out.md): shared rate-limit counters with a
  * fallback, and notices between instances. Two connections: one for commands (counters, publish,
  * ping), one the notice bus subscribes on.
  */
@@ -14,6 +14,34 @@ const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 2000
 
 /** The default of `PRICEPOINT_REDIS_TIMEOUT_MS`. */
 export const DEFAULT_REDIS_TIMEOUT_MS = 200;
+
+/**
+ * Probes that may time out in a row on a connection that still says it is up before both
+ * connections are made again (about 3 s at the default pace). A Redis that only paused (SIGSTOP)
+ * would answer on the old connection once it goes on, but one behind a dead network path, or a NAT
+ * or firewall that forgot the connection, never will: TCP keepalive takes minutes to tell. A new
+ * connection costs nothing in the first case and is the only way out in the second.
+ */
+const SILENT_PROBES = 4;
+
+/** PING on `commands`; after `SILENT_PROBES` silent ones in a row, both connections are made again. */
+function probeRemakingSilent(commands: Redis, subscriber: Redis): () => Promise<void> {
+  let silent = 0;
+  return async () => {
+    try {
+      await commands.ping();
+      silent = 0;
+    } catch (error) {
+      // Only a connection that claims to be up can be silently dead; one being made fails at once.
+      if (commands.status === 'ready' && ++silent >= SILENT_PROBES) {
+        silent = 0;
+        commands.disconnect(true);
+        subscriber.disconnect(true);
+      }
+      throw error;
+    }
+  };
+}
 
 /**
  * For the connection requests wait on: a command fails instead of waiting for Redis, so the
@@ -86,8 +114,14 @@ export interface RedisStores {
 export function openRedis(url: string, options: OpenRedisOptions): RedisStores {
   const prefix = options.prefix ?? 'pp:';
   const onError = options.onError ?? (() => {});
-  const commands = new Redis(url, redisCommandOptions(options.commandTimeoutMs));
-  const subscriber = new Redis(url, redisSubscriberOptions());
+  // Named after the prefix (a name holds no spaces), so `CLIENT LIST` and `MONITOR` tell a
+  // deployment's connections apart.
+  const name = prefix.replace(/\s/g, '_');
+  const commands = new Redis(url, {
+    ...redisCommandOptions(options.commandTimeoutMs),
+    connectionName: `${name}commands`,
+  });
+  const subscriber = new Redis(url, { ...redisSubscriberOptions(), connectionName: `${name}notices` });
   // Without a listener ioredis prints every connection error; the fallback already reports them.
   commands.on('error', onError);
   subscriber.on('error', onError);
@@ -100,7 +134,7 @@ export function openRedis(url: string, options: OpenRedisOptions): RedisStores {
       backoffMs: options.backoffMs,
       onFallback: options.onFallback,
       onError: (error) => onError(error instanceof Error ? error : new Error(String(error))),
-      probe: () => commands.ping(),
+      probe: probeRemakingSilent(commands, subscriber),
     },
   );
   const notices = new RedisNoticeBus(commands, subscriber, prefix, { onError });

@@ -10,6 +10,7 @@ import {
   testPrefix,
   whenReady,
 } from '../../../test/helpers/redis.js';
+import { describeOrSkip } from '../../../test/helpers/skip.js';
 import { startTcpProxy } from '../../../test/helpers/tcp-proxy.js';
 import type { Notice } from '../types.js';
 import { redisCommandOptions, redisSubscriberOptions } from './index.js';
@@ -49,7 +50,7 @@ async function server(t: TestContext, prefix: string, url = REDIS_TEST_URL) {
   return { bus, publisher, subscriber, errors, heard: collect(bus) };
 }
 
-describe('RedisNoticeBus', { skip }, () => {
+describeOrSkip('RedisNoticeBus', { skip }, () => {
   test('two servers on one Redis hear each other, and each hears its own notice once', async (t) => {
     const prefix = testPrefix();
     const a = await server(t, prefix);

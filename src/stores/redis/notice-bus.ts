@@ -1,5 +1,5 @@
 /**
- * Notices between instances over Redis pub/sub (DESIGN section 7), on the channel `${prefix}notices`.
+ * Notices between instances over Redis pub/sub (docs/scale-out.md), on the channel `${prefix}notices`.
  *
  * A connection that subscribes can do nothing else in RESP2, so the bus gets a subscriber connection
  * of its own beside the shared command connection it publishes on. ioredis subscribes again by

@@ -11,6 +11,8 @@ import {
   testPrefix,
   whenReady,
 } from '../../../test/helpers/redis.js';
+import { describeOrSkip } from '../../../test/helpers/skip.js';
+import { rateLimitBehaviour } from '../../../test/stores/rate-limit-behaviour.js';
 import { type LimitDecision, windowOf } from '../../domain/limits/fixed-window.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
 import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
@@ -44,7 +46,7 @@ async function clearOfBoundary(client: Redis, windowSeconds: number, needMs: num
   if (left < needMs) await sleep(left + 20);
 }
 
-describe('RedisRateLimitStore', { skip }, () => {
+describeOrSkip('RedisRateLimitStore', { skip }, () => {
   const prefix = testPrefix();
   let inspect: Redis;
   let clients: Redis[] = [];
@@ -236,6 +238,50 @@ describe('RedisRateLimitStore', { skip }, () => {
       const fromMemory = await memory[op]('key:parity', limits, now);
       assert.deepEqual(fromRedis, fromMemory, `step ${i}: ${op} ${set}`);
     }
+  });
+
+  describe('weighted requests and units given back', () => {
+    let subjects = 0;
+    rateLimitBehaviour(() => ({
+      store,
+      now: () => Date.now(),
+      ready: (windowSeconds, needMs) => clearOfBoundary(inspect, windowSeconds, needMs),
+      fresh: () => `key:weighted:${subjects++}`,
+    }));
+
+    test('weighted counting and giving back answer exactly like the in-memory store', async () => {
+      await clearOfBoundary(inspect, 3600, 10_000);
+      const memory = new MemoryRateLimitStore();
+      const now = await redisNowMs(inspect);
+      const limits = [hour(9), day(20)];
+      const taken: Record<string, LimitDecision> = {};
+      for (const [i, cost] of [4, 3, 4, 2, 9, 1].entries()) {
+        const fromRedis = await store.consume('key:weighted-parity', limits, now, cost);
+        const fromMemory = memory.consume('key:weighted-parity', limits, now, cost);
+        assert.deepEqual(fromRedis, fromMemory, `step ${i}: cost ${cost}`);
+        taken[i] = fromRedis;
+        if (i === 2) {
+          await store.giveBack('key:weighted-parity', fromRedis, cost);
+          memory.giveBack('key:weighted-parity', fromMemory, cost);
+        }
+      }
+      assert.deepEqual(
+        await store.peek('key:weighted-parity', limits, now),
+        memory.peek('key:weighted-parity', limits, now),
+      );
+    });
+
+    test('a counter given back keeps its expiry', async () => {
+      await clearOfBoundary(inspect, 3600, 10_000);
+      const taken = await store.consume('key:give-back-ttl', [hour(5)], Date.now(), 3);
+      await store.giveBack('key:give-back-ttl', taken, 2);
+      const [key] = await keysUnder(inspect, `${prefix}rl:3600:`).then((k) =>
+        k.filter((name) => name.endsWith(':key:give-back-ttl:hour')),
+      );
+      assert.ok(key !== undefined);
+      assert.equal(await inspect.get(key), '1');
+      assert.ok((await inspect.pttl(key)) > 0, 'still expires');
+    });
   });
 
   test('consumeBehind reads the gate and counts the request in one script, like the in-memory store', async () => {

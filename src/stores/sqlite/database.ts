@@ -2,47 +2,18 @@
  * The embedded database: SQLite through Kysely, in WAL mode so that the CLI can write while the
  * server reads. Migrations are code, applied in order by Kysely's migrator.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type Generated, Kysely, type Migration, Migrator, SqliteDialect, sql } from 'kysely';
+import { Kysely, type Migration, Migrator, SqliteDialect, sql } from 'kysely';
+import type { SqlTables } from '../sql/schema.js';
 
-export interface SeriesTable {
-  id: Generated<number>;
-  symbol: string;
-  name: string;
-  kind: string;
-  currency: string;
-  unit: string;
-  timezone: string;
-  resolution: string;
-  updated_at: number;
-}
-
-export interface PricesTable {
-  series_id: number;
-  start_ms: number;
-  price: string;
-}
-
-export interface ApiKeysTable {
-  id: string;
-  hash: string;
-  last4: string;
-  name: string;
-  tier: string;
-  scopes: string;
-  created_at: number;
-  expires_at: number | null;
-  revoked_at: number | null;
-  last_used_at: number | null;
-}
-
-export interface Database {
-  series: SeriesTable;
-  prices: PricesTable;
-  api_keys: ApiKeysTable;
-}
+/**
+ * The shared tables (../sql/schema.ts), as the stores' queries see them. The embedded engine's own
+ * `key_changes` (one row: a number every change of a cached key moves, see migration 0002) is read
+ * with plain SQL (./index.ts), so it stays out of this type and the shared stores take it as it is.
+ */
+export type Database = SqlTables;
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {
@@ -83,11 +54,121 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // A running server caches verified keys; a change made by another process (`pricepoint keys
+  // revoke`) reaches it when it sees this number move, which it reads every second. Triggers move
+  // it whoever writes, and last-used times (written all the time) leave it alone.
+  '0002_key_changes': {
+    async up(db: Kysely<unknown>) {
+      await sql`create table key_changes (id integer primary key check (id = 1), version integer not null)`.execute(
+        db,
+      );
+      await sql`insert into key_changes (id, version) values (1, 0)`.execute(db);
+      const bump = sql.raw('begin update key_changes set version = version + 1; end');
+      await sql`create trigger api_keys_inserted after insert on api_keys ${bump}`.execute(db);
+      await sql`create trigger api_keys_deleted after delete on api_keys ${bump}`.execute(db);
+      await sql`create trigger api_keys_changed after update of hash, tier, scopes, expires_at, revoked_at on api_keys ${bump}`.execute(
+        db,
+      );
+    },
+  },
+  // Where each stored day of a series came from and whether it is whole (docs/sources.md). Days
+  // written before this migration have no row: they are served as of unknown source.
+  '0003_day_provenance': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('day_provenance')
+        .addColumn('series_id', 'integer', (c) => c.notNull().references('series.id').onDelete('cascade'))
+        .addColumn('date', 'text', (c) => c.notNull())
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('fetched_at', 'integer', (c) => c.notNull())
+        .addColumn('complete', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('day_provenance_pk', ['series_id', 'date'])
+        .modifyEnd(sql`without rowid`)
+        .execute();
+    },
+  },
+  // The outbox of price events, written with the prices that caused them (docs/events.md).
+  '0004_events': {
+    async up(db: Kysely<unknown>) {
+      await sql`create table events (seq integer primary key autoincrement, type text not null, time integer not null, series_id integer not null, symbol text not null, date text not null, timezone text not null, intervals integer not null, etag text not null)`.execute(
+        db,
+      );
+      await db.schema.createIndex('events_day').on('events').columns(['series_id', 'date', 'seq']).execute();
+    },
+  },
+  // Webhook endpoints, each with its cursor in the event log, and one delivery row per (endpoint,
+  // event): its state, attempts and last outcome (docs/webhooks.md).
+  '0005_webhooks': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('webhook_endpoints')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('events', 'text', (c) => c.notNull())
+        .addColumn('symbols', 'text')
+        .addColumn('secret', 'text', (c) => c.notNull())
+        .addColumn('enabled', 'integer', (c) => c.notNull())
+        .addColumn('disabled_reason', 'text')
+        .addColumn('cursor', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('endpoint_id', 'text', (c) =>
+          c.notNull().references('webhook_endpoints.id').onDelete('cascade'),
+        )
+        .addColumn('event_id', 'text', (c) => c.notNull())
+        .addColumn('event_seq', 'integer', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('attempts', 'integer', (c) => c.notNull())
+        .addColumn('next_attempt_at', 'integer')
+        .addColumn('last_attempt_at', 'integer')
+        .addColumn('last_status', 'integer')
+        .addColumn('last_latency_ms', 'integer')
+        .addColumn('last_error', 'text')
+        .addPrimaryKeyConstraint('webhook_deliveries_pk', ['endpoint_id', 'event_id'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_due')
+        .on('webhook_deliveries')
+        .columns(['state', 'next_attempt_at'])
+        .execute();
+    },
+  },
 };
 
-/** Opens (creating its folder if need be) the SQLite file at `path`, or `:memory:`. */
+/** Owner-only: the database holds key hashes, which no other local user may read. */
+const FILE_MODE = 0o600;
+const FOLDER_MODE = 0o700;
+
+/**
+ * Creates the folder and the database file owner-only, whatever the umask, and tightens ones that
+ * exist. SQLite gives `-wal` and `-shm` the mode of the database file; existing ones are tightened
+ * here too. What is not the process' own, and a shared folder (sticky, like /tmp), is left as it is.
+ */
+function ownerOnly(path: string): void {
+  const folder = dirname(path);
+  mkdirSync(folder, { recursive: true, mode: FOLDER_MODE });
+  const own = (uid: number) => process.getuid === undefined || uid === process.getuid();
+  const stat = statSync(folder);
+  if (own(stat.uid) && (stat.mode & 0o1000) === 0 && (stat.mode & 0o777) !== FOLDER_MODE) {
+    chmodSync(folder, FOLDER_MODE);
+  }
+  closeSync(openSync(path, 'a', FILE_MODE));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      const { mode, uid } = statSync(file);
+      if (own(uid) && (mode & 0o777) !== FILE_MODE) chmodSync(file, FILE_MODE);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+}
+
+/** Opens (creating it and its folder owner-only if need be) the SQLite file at `path`, or `:memory:`. */
 export function openSqlite(path: string): { db: Kysely<Database>; raw: SQLite.Database } {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') ownerOnly(path);
   const raw = new SQLite(path);
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = NORMAL');

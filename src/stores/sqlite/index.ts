@@ -1,25 +1,74 @@
 /** The embedded default: SQLite for keys and prices, in-process rate-limit counters. */
+import { EMBEDDED_POLL_MS, SqlEventLog } from '../../events/sql-event-log.js';
+import { WebhookStore } from '../../webhooks/store.js';
 import { MemoryNoticeBus } from '../memory/notice-bus.js';
 import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
 import type { Stores } from '../types.js';
 import { migrateSqlite, openSqlite } from './database.js';
 import { SqliteKeyStore } from './key-store.js';
 import { SqlitePriceStore } from './price-store.js';
+import { sqliteEngine } from './sql-engine.js';
+import { sqliteWriter } from './write-lock.js';
+
+/** How often a server looks whether another process changed a key (`pricepoint keys revoke`). */
+export const KEY_WATCH_MS = 1_000;
+
+export interface EmbeddedStores extends Stores {
+  readonly rateLimits: MemoryRateLimitStore;
+  readonly keys: SqliteKeyStore;
+  readonly prices: SqlitePriceStore;
+  readonly events: SqlEventLog;
+  /**
+   * Calls `listener` when a key may have changed: at once when this process accepts a revocation,
+   * and within `KEY_WATCH_MS` of a change any other process wrote. Servers then forget the keys
+   * they verified, whatever their key cache time.
+   */
+  onKeyChanges(listener: (keyIds: readonly string[]) => void): void;
+}
 
 /**
  * Opens the SQLite file (`:memory:` in tests) and brings its schema up to date.
  * @example const stores = await openEmbeddedStores('.pricepoint/pricepoint.db')
  */
-export async function openEmbeddedStores(
-  path: string,
-): Promise<Stores & { rateLimits: MemoryRateLimitStore }> {
+export async function openEmbeddedStores(path: string): Promise<EmbeddedStores> {
   const { db, raw } = openSqlite(path);
   await migrateSqlite(db);
+  const writer = sqliteWriter(raw);
+  // The queries are the scale-out engine's (../sql/); only writes, imports and last-used times differ.
+  const engine = sqliteEngine(raw, writer);
+  const keys = new SqliteKeyStore(db, engine);
+  // A few microseconds a second: one row, read by its primary key.
+  const version = raw.prepare<[], number>('select version from key_changes where id = 1').pluck();
+  const listeners: ((keyIds: readonly string[]) => void)[] = [];
+  let seen = version.get();
+  const watch = setInterval(() => {
+    let now: number | undefined;
+    try {
+      now = version.get();
+    } catch {
+      return; // a read that fails now (the disk, a lock during recovery) is tried again in a second
+    }
+    if (now === seen) return;
+    seen = now;
+    for (const listener of listeners) listener([]);
+  }, KEY_WATCH_MS);
+  watch.unref();
+  const events = new SqlEventLog(db, EMBEDDED_POLL_MS);
   return {
-    prices: new SqlitePriceStore(db, raw),
-    keys: new SqliteKeyStore(db, raw),
+    events,
+    webhooks: WebhookStore.over(db),
+    prices: new SqlitePriceStore(db, engine, raw, writer),
+    keys,
     rateLimits: new MemoryRateLimitStore(),
     notices: new MemoryNoticeBus(),
-    close: () => db.destroy(),
+    onKeyChanges(listener) {
+      listeners.push(listener);
+      keys.onChange(listener);
+    },
+    close: async () => {
+      clearInterval(watch);
+      events.stop();
+      await db.destroy();
+    },
   };
 }

@@ -1,148 +1,75 @@
-/** API keys in SQLite: hashes and metadata only. */
-import type SQLite from 'better-sqlite3';
-import { type Kysely, sql } from 'kysely';
-import { type KeyRecord, type KeyStore, SCOPES, type Scope } from '../types.js';
-import type { ApiKeysTable, Database } from './database.js';
+/**
+ * API keys in SQLite: the shared SQL store (../sql/key-store.ts), plus revocations that take effect
+ * the moment they are asked, even while another process holds the write lock.
+ */
+import type { Kysely } from 'kysely';
+import type { SqlEngine } from '../sql/engine.js';
+import { SqlKeyStore } from '../sql/key-store.js';
+import type { ApiKeysTable } from '../sql/schema.js';
+import type { KeyRecord } from '../types.js';
+import type { Database } from './database.js';
 
-function toRecord(row: ApiKeysTable): KeyRecord {
-  return {
-    id: row.id,
-    hash: row.hash,
-    last4: row.last4,
-    name: row.name,
-    tier: row.tier,
-    scopes: row.scopes.split(',').filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)),
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    revokedAt: row.revoked_at,
-    lastUsedAt: row.last_used_at,
-  };
-}
+/** How often a revocation that could not be written yet is tried again, in the background. */
+const REVOCATION_RETRY_MS = 1_000;
 
-export class SqliteKeyStore implements KeyStore {
-  /** Last-used times not written yet because another process held the write lock. */
-  private pending = new Map<string, number>();
+export class SqliteKeyStore extends SqlKeyStore {
+  /**
+   * Revocations accepted but not written yet (the lock is held by an import): the key is refused
+   * from the moment it is asked, and every record read carries the revocation until it is written.
+   */
+  private readonly revoking = new Map<string, number>();
+  private readonly changeListeners: ((keyIds: readonly string[]) => void)[] = [];
 
-  /** `raw`: the connection under `db`, for last-used writes that must never wait for the lock. */
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly raw?: SQLite.Database,
-  ) {}
-
-  async insert(record: KeyRecord): Promise<void> {
-    await this.db
-      .insertInto('api_keys')
-      .values({
-        id: record.id,
-        hash: record.hash,
-        last4: record.last4,
-        name: record.name,
-        tier: record.tier,
-        scopes: record.scopes.join(','),
-        created_at: record.createdAt,
-        expires_at: record.expiresAt,
-        revoked_at: record.revokedAt,
-        last_used_at: record.lastUsedAt,
-      })
-      .execute();
-  }
-
-  async findByHash(hash: string): Promise<KeyRecord | undefined> {
-    const row = await this.db.selectFrom('api_keys').selectAll().where('hash', '=', hash).executeTakeFirst();
-    return row && toRecord(row);
-  }
-
-  async get(id: string): Promise<KeyRecord | undefined> {
-    const row = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && toRecord(row);
-  }
-
-  async list(): Promise<KeyRecord[]> {
-    const rows = await this.db
-      .selectFrom('api_keys')
-      .selectAll()
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toRecord);
-  }
-
-  async revoke(id: string, at: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('api_keys')
-      .set({ revoked_at: sql`coalesce(revoked_at, ${at})` })
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
-  }
-
-  async setTier(id: string, tier: string): Promise<boolean> {
-    const result = await this.db
-      .updateTable('api_keys')
-      .set({ tier })
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
-  }
-
-  async rotate(id: string, replacement: KeyRecord, expiresBy: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const result = await trx
-        .updateTable('api_keys')
-        .set({ expires_at: sql`min(coalesce(expires_at, ${expiresBy}), ${expiresBy})` })
-        .where('id', '=', id)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (result.numUpdatedRows === 0n) return false;
-      await new SqliteKeyStore(trx).insert(replacement);
-      return true;
-    });
+  /** `engine`: `sqliteEngine` of the connection under `db`. */
+  constructor(db: Kysely<Database>, engine: SqlEngine) {
+    super(db, engine);
   }
 
   /**
-   * Writes the times at once or not now: while another process holds the write lock (`pricepoint
-   * import` on the same file), better-sqlite3 would block the event loop, and so every request,
-   * for the whole busy timeout. The times are then kept and written with the next batch.
+   * Calls `listener` with key ids the moment this process accepts a change that cached
+   * verifications must not outlive (a revocation), before it is written.
    */
-  async recordLastUsed(batch: ReadonlyMap<string, number>): Promise<void> {
-    const all = this.pending;
-    for (const [id, at] of batch) all.set(id, Math.max(at, all.get(id) ?? at));
-    if (all.size === 0) return;
-    const raw = this.raw;
-    if (raw === undefined) {
-      this.pending = new Map();
-      await this.db.transaction().execute(async (trx) => {
-        for (const [id, at] of all) {
-          await trx
-            .updateTable('api_keys')
-            .set({ last_used_at: sql`max(coalesce(last_used_at, ${at}), ${at})` })
-            .where('id', '=', id)
-            .execute();
-        }
-      });
-      return;
-    }
-    // Kysely's hold on the connection: no transaction of its own is open while this one runs.
-    await this.db.connection().execute(async () => {
-      const update = raw.prepare(
-        'update api_keys set last_used_at = max(coalesce(last_used_at, ?), ?) where id = ?',
-      );
-      const waited = raw.pragma('busy_timeout', { simple: true }) as number;
-      raw.pragma('busy_timeout = 0');
-      try {
-        raw.transaction(() => {
-          for (const [id, at] of all) update.run(at, at, id);
-        })();
-        this.pending = new Map();
-      } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
-      } finally {
-        raw.pragma(`busy_timeout = ${waited}`);
-      }
-    });
+  onChange(listener: (keyIds: readonly string[]) => void): void {
+    this.changeListeners.push(listener);
   }
 
-  async ping(): Promise<void> {
-    await sql`select 1`.execute(this.db);
+  /** `row` as a record, with a revocation accepted but not written yet. */
+  protected override record(row: ApiKeysTable): KeyRecord {
+    const record = super.record(row);
+    const revokedAt = this.revoking.get(record.id);
+    return revokedAt === undefined || record.revokedAt !== null ? record : { ...record, revokedAt };
+  }
+
+  /** A revocation accepted but not written yet wins over the rotation, as a written one does. */
+  protected override mayRotate(id: string): boolean {
+    return !this.revoking.has(id);
+  }
+
+  /**
+   * Refuses the key at once, then writes the revocation once the write lock is free. When that
+   * takes longer than the writer waits, the caller gets the error (a 503: not confirmed), and the
+   * key stays refused here while the write is tried again in the background until it lands.
+   */
+  override async revoke(id: string, at: number): Promise<boolean> {
+    if (!this.revoking.has(id)) this.revoking.set(id, at);
+    for (const listener of this.changeListeners) listener([id]);
+    const write = () => super.revoke(id, this.revoking.get(id) ?? at);
+    try {
+      const revoked = await write();
+      this.revoking.delete(id);
+      return revoked;
+    } catch (error) {
+      const retry = setInterval(() => {
+        write().then(
+          () => {
+            clearInterval(retry);
+            this.revoking.delete(id);
+          },
+          () => {},
+        );
+      }, REVOCATION_RETRY_MS);
+      retry.unref();
+      throw error;
+    }
   }
 }

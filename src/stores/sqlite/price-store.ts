@@ -1,26 +1,16 @@
-/** Series and prices in SQLite. */
+/**
+ * Series and prices in SQLite: the shared SQL store (../sql/price-store.ts), plus what only the
+ * embedded engine can tell cheaply: a change token, and whether the disk is full.
+ */
 import type SQLite from 'better-sqlite3';
-import { type Kysely, sql } from 'kysely';
-import type { Resolution } from '../../domain/time/days.js';
-import type { PriceStore, PriceWriteSession, Series, StoredPrice } from '../types.js';
-import type { Database, SeriesTable } from './database.js';
-import { openSqliteWriteSession } from './price-write-session.js';
+import type { Kysely } from 'kysely';
+import type { SqlEngine } from '../sql/engine.js';
+import { SqlPriceStore } from '../sql/price-store.js';
+import type { PriceWriteSession, Series, WriteProvenance } from '../types.js';
+import type { Database } from './database.js';
+import type { SqliteWriter } from './write-lock.js';
 
-function toSeries(row: Omit<SeriesTable, 'id' | 'updated_at'>): Series {
-  return {
-    symbol: row.symbol,
-    name: row.name,
-    kind: row.kind,
-    currency: row.currency,
-    unit: row.unit,
-    timezone: row.timezone,
-    resolution: row.resolution as Resolution,
-  };
-}
-
-const SERIES_COLUMNS = ['symbol', 'name', 'kind', 'currency', 'unit', 'timezone', 'resolution'] as const;
-
-export class SqlitePriceStore implements PriceStore {
+export class SqlitePriceStore extends SqlPriceStore {
   /** Price and series writes made through this store, counted as they commit. */
   private writes = 0;
   /** Moves with other connections' commits (a CLI import): a few microseconds, as it reads the WAL index. */
@@ -28,10 +18,14 @@ export class SqlitePriceStore implements PriceStore {
   /** `data_version` as read in this turn of the event loop; cleared when the turn ends. */
   private otherChanges: number | undefined;
 
+  /** `raw`: the connection under `db`, on which `writer` takes the write lock; `engine` writes through them. */
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly raw: SQLite.Database,
+    db: Kysely<Database>,
+    engine: SqlEngine,
+    raw: SQLite.Database,
+    private readonly writer: SqliteWriter,
   ) {
+    super(db, engine);
     this.dataVersion = raw.prepare<[], number>('pragma data_version').pluck();
   }
 
@@ -57,77 +51,16 @@ export class SqlitePriceStore implements PriceStore {
     this.otherChanges = undefined;
   }
 
-  async listSeries(): Promise<Series[]> {
-    const rows = await this.db.selectFrom('series').select(SERIES_COLUMNS).orderBy('symbol').execute();
-    return rows.map(toSeries);
-  }
-
-  async getSeries(symbol: string): Promise<Series | undefined> {
-    const row = await this.db
-      .selectFrom('series')
-      .select(SERIES_COLUMNS)
-      .where('symbol', '=', symbol)
-      .executeTakeFirst();
-    return row && toSeries(row);
-  }
-
-  async upsertSeries(series: Series): Promise<void> {
-    const values = { ...series, updated_at: Date.now() };
-    await this.db
-      .insertInto('series')
-      .values(values)
-      .onConflict((oc) => oc.column('symbol').doUpdateSet(values))
-      .execute();
+  override async upsertSeries(series: Series): Promise<void> {
+    await super.upsertSeries(series);
     this.wrote();
   }
 
-  async pricesBetween(symbol: string, from: number, to: number): Promise<StoredPrice[]> {
-    return this.db
-      .selectFrom('prices')
-      .innerJoin('series', 'series.id', 'prices.series_id')
-      .select(['prices.start_ms as start', 'prices.price'])
-      .where('series.symbol', '=', symbol)
-      .where('prices.start_ms', '>=', from)
-      .where('prices.start_ms', '<', to)
-      .orderBy('prices.start_ms')
-      .execute();
-  }
-
-  async latestPrice(symbol: string, at: number, from: number): Promise<StoredPrice | undefined> {
-    return this.db
-      .selectFrom('prices')
-      .innerJoin('series', 'series.id', 'prices.series_id')
-      .select(['prices.start_ms as start', 'prices.price'])
-      .where('series.symbol', '=', symbol)
-      .where('prices.start_ms', '>=', from)
-      .where('prices.start_ms', '<=', at)
-      .orderBy('prices.start_ms', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-  }
-
-  async upsertPrices(symbol: string, points: readonly StoredPrice[]): Promise<number> {
-    // The same all-or-nothing write an import does, in one synchronous transaction.
-    const session = openSqliteWriteSession(this.raw, true);
-    await session.write(points.map((p) => ({ symbol, start: p.start, price: p.price })));
-    await session.commit();
-    this.wrote();
-    return points.length;
-  }
-
-  async coverage(symbol: string): Promise<{ first: number; last: number } | undefined> {
-    const row = await this.db
-      .selectFrom('prices')
-      .innerJoin('series', 'series.id', 'prices.series_id')
-      .select((eb) => [eb.fn.min('prices.start_ms').as('first'), eb.fn.max('prices.start_ms').as('last')])
-      .where('series.symbol', '=', symbol)
-      .executeTakeFirst();
-    // min and max of no rows are NULL, not a missing row.
-    return row?.first == null || row.last == null ? undefined : { first: row.first, last: row.last };
-  }
-
-  async beginPriceWrites(options: { readonly small?: boolean } = {}): Promise<PriceWriteSession> {
-    const session = openSqliteWriteSession(this.raw, options.small === true);
+  /** Also what `upsertPrices` writes through. */
+  override async beginPriceWrites(
+    options: { readonly small?: boolean; readonly provenance?: WriteProvenance } = {},
+  ): Promise<PriceWriteSession> {
+    const session = await super.beginPriceWrites(options);
     return {
       write: (points) => session.write(points),
       commit: async () => {
@@ -138,7 +71,8 @@ export class SqlitePriceStore implements PriceStore {
     };
   }
 
-  async ping(): Promise<void> {
-    await sql`select 1`.execute(this.db);
+  /** True from a write that failed for a full disk until the next write that succeeds (`/readyz`). */
+  diskFull(): boolean {
+    return this.writer.diskFull();
   }
 }

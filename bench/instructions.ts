@@ -1,0 +1,246 @@
+/**
+ * Instructions per request, counted, not timed: wall time on a shared machine moves by tens of
+ * percent from one run to the next, while `valgrind --tool=callgrind` counts the same instructions
+ * for the same work whatever else the machine does. Benchmark, not a test.
+ *
+ * Each server runs under callgrind with instrumentation off; it is warmed up (BENCH_WARMUP requests
+ * of the path, so V8 has compiled what it will compile), then counting is switched on for exactly
+ * BENCH_REQUESTS keep-alive requests, one at a time, and off again (`callgrind_control`). Every
+ * thread of the process is counted: the main thread, V8's compiler and GC threads, libuv's pool.
+ * Each count is made twice; the spread between the two is printed beside it.
+ *
+ * Servers, over HTTPS and over plain HTTP, all with the same certificate and TLS settings:
+ *  raw      `node:https` / `node:http` sending Pricepoint's own head and body bytes (bench/setups/raw-https.mjs)
+ *  fastify  Fastify 5 with @fastify/rate-limit and a key check, the same bytes (bench/setups/fastify-minimal.mjs)
+ *  pricepoint  `pricepoint serve --dev-data` on the embedded default; plain HTTP with PRICEPOINT_INSECURE_HTTP
+ * Paths: one series (`?symbols=NO1`), the full answer, the full answer with Brotli.
+ *
+ * Run with `npm run bench:instructions` (it builds first; needs valgrind). Writes
+ * bench/results-instructions.md. BENCH_WARMUP (4000), BENCH_REQUESTS (2000).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLI, cleanups, cli, envWith, REPO, runBench, startChild, stop } from './lib.js';
+
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 4000);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
+const TIER = 'bench';
+const PATHS = [
+  { name: 'one series', path: '/api/v1/prices/today?symbols=NO1', coding: undefined },
+  { name: 'full answer', path: '/api/v1/prices/today', coding: undefined },
+  { name: 'full, Brotli', path: '/api/v1/prices/today', coding: 'br' },
+] as const;
+type PathSpec = (typeof PATHS)[number];
+const PROTOCOLS = ['https', 'http'] as const;
+type Protocol = (typeof PROTOCOLS)[number];
+const SETUPS = ['raw', 'fastify', 'pricepoint'] as const;
+type SetupName = (typeof SETUPS)[number];
+
+/** Goals, as ratios of Pricepoint's instructions per request to raw's on the same bytes. */
+const GOALS: Record<Protocol, Record<PathSpec['name'], number>> = {
+  https: { 'one series': 1.1, 'full answer': 1.05, 'full, Brotli': 1.25 },
+  http: { 'one series': 1.25, 'full answer': 1.25, 'full, Brotli': 1.25 },
+};
+
+interface Answer {
+  status: number;
+  headers: string[];
+  body: Buffer;
+}
+
+/** A client of one keep-alive connection: requests go one at a time, as in the counted runs. */
+function client(protocol: Protocol, port: number, ca: string) {
+  const agent =
+    protocol === 'https'
+      ? new HttpsAgent({ keepAlive: true, maxSockets: 1, ca, servername: 'localhost' })
+      : new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  const request = protocol === 'https' ? httpsRequest : httpRequest;
+  const send = (path: string, headers: Record<string, string>) =>
+    new Promise<Answer>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.rawHeaders, body: Buffer.concat(chunks) }),
+        );
+      });
+      req.once('error', reject);
+      req.end();
+    });
+  return { send, close: () => agent.destroy() };
+}
+
+/** The `totals:` of the newest callgrind dump of `pid` in `dir`. */
+function newestTotal(dir: string, pid: number, dumpsBefore: number): number {
+  const prefix = `cg.${pid}.out.`;
+  const dumps = readdirSync(dir).filter((f) => f.startsWith(prefix));
+  if (dumps.length <= dumpsBefore) throw new Error(`callgrind wrote no dump for ${pid}`);
+  const newest = dumps.sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length))).at(-1);
+  const text = readFileSync(join(dir, newest ?? ''), 'utf8');
+  const total = /^totals: (\d+)$/m.exec(text.slice(text.lastIndexOf('\ntotals:')));
+  if (total === null) throw new Error(`no totals in ${newest}`);
+  return Number(total[1]);
+}
+
+const control = (pid: number, ...args: string[]) =>
+  execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
+
+interface Count {
+  runs: number[];
+}
+
+/** Starts `setup` under callgrind and counts each path twice. */
+async function countSetup(
+  setup: SetupName,
+  protocol: Protocol,
+  env: NodeJS.ProcessEnv,
+  args: string[],
+  from: 'stdout' | 'stderr',
+  dir: string,
+  ca: string,
+  key: string,
+): Promise<Map<string, Count>> {
+  const under = [
+    'valgrind',
+    '--tool=callgrind',
+    '--instr-atstart=no',
+    `--callgrind-out-file=${dir}/cg.%p.out`,
+  ];
+  const { child, port } = await startChild(args, env, from, under);
+  const pid = child.pid ?? 0;
+  const counts = new Map<string, Count>();
+  const { send, close } = client(protocol, port, ca);
+  try {
+    for (const spec of PATHS) {
+      const headers = { 'x-api-key': key, ...(spec.coding && { 'accept-encoding': spec.coding }) };
+      const first = await send(spec.path, headers);
+      if (first.status !== 200) throw new Error(`${setup} ${protocol} ${spec.path}: ${first.status}`);
+      for (let i = 0; i < WARMUP; i++) await send(spec.path, headers);
+      const runs: number[] = [];
+      for (let run = 0; run < 2; run++) {
+        const dumpsBefore = readdirSync(dir).filter((f) => f.startsWith(`cg.${pid}.out.`)).length;
+        control(pid, '--zero');
+        control(pid, '--instr=on');
+        for (let i = 0; i < REQUESTS; i++) await send(spec.path, headers);
+        control(pid, '--instr=off');
+        control(pid, '--dump');
+        runs.push(newestTotal(dir, pid, dumpsBefore) / REQUESTS);
+      }
+      counts.set(spec.name, { runs });
+      console.error(`${setup} ${protocol} ${spec.name}: ${runs.map((r) => Math.round(r)).join(', ')}`);
+    }
+  } finally {
+    close();
+    await stop(child);
+  }
+  return counts;
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+const spread = (values: number[]) => (Math.max(...values) - Math.min(...values)) / mean(values);
+const thousands = (n: number) => `${(n / 1000).toFixed(1)}k`;
+
+async function main(): Promise<void> {
+  if (!existsSync('/usr/bin/valgrind') && !existsSync('/usr/local/bin/valgrind')) {
+    throw new Error('valgrind is not installed (apt-get install valgrind)');
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'pricepoint-instructions-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const config = join(dir, 'config.json');
+  const huge = [{ name: 'minute', limit: 1_000_000_000, windowSeconds: 60 }];
+  await writeFile(config, JSON.stringify({ tiers: { [TIER]: { limits: huge } } }));
+  const settings = {
+    PRICEPOINT_CONFIG: config,
+    PRICEPOINT_PORT: '0',
+    PRICEPOINT_HOST: '127.0.0.1',
+    PRICEPOINT_DATA_DIR: join(dir, 'data'),
+  };
+
+  // A first start, not counted: the data, the certificate, a key, and the bytes raw and Fastify send.
+  const first = await startChild([CLI, 'serve', '--dev-data', '--json'], envWith(settings), 'stderr');
+  const { key } = JSON.parse(
+    await cli(['keys', 'create', '--tier', TIER, '--name', 'bench', '--json'], settings),
+  );
+  const certFile = join(dir, 'data', 'tls', 'localhost-cert.pem');
+  const ca = readFileSync(certFile, 'utf8');
+  const bodies: Record<string, { contentType: string; base64: string; headers: string[] }> = {};
+  const { send, close } = client('https', first.port, ca);
+  for (const spec of PATHS) {
+    const answer = await send(spec.path, {
+      'x-api-key': key,
+      ...(spec.coding && { 'accept-encoding': spec.coding }),
+    });
+    if (answer.status !== 200) throw new Error(`Pricepoint answered ${answer.status} to ${spec.path}`);
+    const own = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+    const headers: string[] = [];
+    for (let i = 0; i < answer.headers.length; i += 2) {
+      const name = answer.headers[i] ?? '';
+      if (!own.has(name.toLowerCase())) headers.push(name, answer.headers[i + 1] ?? '');
+    }
+    const contentType = headers[headers.findIndex((h) => h.toLowerCase() === 'content-type') + 1] ?? '';
+    bodies[spec.coding ? `${spec.path} ${spec.coding}` : spec.path] = {
+      contentType,
+      base64: answer.body.toString('base64'),
+      headers,
+    };
+  }
+  close();
+  await stop(first.child);
+  const bodiesFile = join(dir, 'bodies.json');
+  await writeFile(bodiesFile, JSON.stringify(bodies));
+
+  const results = new Map<string, Map<string, Count>>();
+  for (const protocol of PROTOCOLS) {
+    const plain = protocol === 'http' ? '1' : '0';
+    const setupEnv = envWith({
+      BENCH_CERT: certFile,
+      BENCH_KEY: join(dir, 'data', 'tls', 'localhost-key.pem'),
+      BENCH_BODIES: bodiesFile,
+      BENCH_API_KEY: key,
+      BENCH_PLAIN: plain,
+    });
+    const pricepointEnv = envWith({
+      ...settings,
+      ...(plain === '1' && { PRICEPOINT_INSECURE_HTTP: 'true' }),
+    });
+    const starts: Record<SetupName, [NodeJS.ProcessEnv, string[], 'stdout' | 'stderr']> = {
+      raw: [setupEnv, [join(REPO, 'bench', 'setups', 'raw-https.mjs')], 'stdout'],
+      fastify: [setupEnv, [join(REPO, 'bench', 'setups', 'fastify-minimal.mjs')], 'stdout'],
+      pricepoint: [pricepointEnv, [CLI, 'serve', '--json'], 'stderr'],
+    };
+    for (const setup of SETUPS) {
+      const [env, args, from] = starts[setup];
+      results.set(`${setup} ${protocol}`, await countSetup(setup, protocol, env, args, from, dir, ca, key));
+    }
+  }
+
+  const lines = [
+    `Instructions per request (callgrind, every thread), ${REQUESTS} keep-alive requests after ${WARMUP} uncounted, each counted twice; spread = difference of the two / their mean. Node ${process.version}.`,
+    '',
+    '| protocol | path | raw | Fastify + rate-limit | Pricepoint | Pricepoint / raw | goal | Fastify / raw | spread (raw, Fastify, Pricepoint) |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
+  ];
+  for (const protocol of PROTOCOLS) {
+    for (const spec of PATHS) {
+      const of = (setup: SetupName) =>
+        results.get(`${setup} ${protocol}`)?.get(spec.name)?.runs ?? [Number.NaN];
+      const [raw, fastify, pricepoint] = SETUPS.map((s) => mean(of(s))) as [number, number, number];
+      const ratio = pricepoint / raw;
+      const goal = GOALS[protocol][spec.name];
+      const spreads = SETUPS.map((s) => `${(spread(of(s)) * 100).toFixed(1)}%`).join(', ');
+      lines.push(
+        `| ${protocol.toUpperCase()} | ${spec.name} | ${thousands(raw)} | ${thousands(fastify)} | ${thousands(pricepoint)} | ${ratio.toFixed(2)} | ≤ ${goal.toFixed(2)} ${ratio <= goal ? 'met' : 'not met'} | ${(fastify / raw).toFixed(2)} | ${spreads} |`,
+      );
+    }
+  }
+  const table = lines.join('\n');
+  console.log(table);
+  writeFileSync(join(REPO, 'bench', 'results-instructions.md'), `# npm run bench:instructions\n\n${table}\n`);
+}
+
+await runBench(main);

@@ -1,0 +1,121 @@
+/**
+ * `pricepoint sources list|status|run NAME [--from DATE --to DATE]` (docs/sources.md): the sources
+ * of the config file, what they did last, and a run now through the same runner and lease as the
+ * server, so a run never overlaps one an instance is doing. Settings print as written: a secret
+ * prints as the name of its environment variable.
+ */
+import { type Command, Option } from 'commander';
+import type { Config } from '../config/config.js';
+import { printable, printableJson } from '../domain/text/plain-text.js';
+import { withServices } from '../server/compose.js';
+import { plannedScheduler } from '../sources/scheduler.js';
+import { backfillWindow, runView, type SourceView, sourceView } from '../sources/source-view.js';
+import { openSources, type Sources } from '../sources/sources.js';
+import type { SourceWindow } from '../sources/types.js';
+import { CliError } from './cli-error.js';
+
+export interface SourceCommandsDeps {
+  readonly print: (text: string) => void;
+  readonly config: () => Config;
+}
+
+/** The sources over the configured stores, for one command. */
+async function withSources<T>(config: Config, run: (sources: Sources) => Promise<T>): Promise<T> {
+  return withServices(config, async (services) => {
+    const sources = await openSources(config.sources, {
+      prices: services.stores.prices,
+      databaseUrl: config.databaseUrl,
+      scheduler: plannedScheduler(),
+    });
+    sources.start();
+    try {
+      return await run(sources);
+    } finally {
+      await sources.close();
+    }
+  });
+}
+
+const when = (at: string | null) => at ?? 'never';
+
+function statusLines(s: SourceView): string {
+  const lines = [
+    `${s.name} (${s.type})`,
+    `  schedule      ${s.schedule.map((e) => `${e.cron} ${e.zone}${e.untilTomorrowComplete ? ' until tomorrow is complete' : ''}`).join('; ')}`,
+    `  last run      ${when(s.lastRun)}`,
+    `  last success  ${when(s.lastSuccess)}${s.pointsWritten === null ? '' : `, ${s.pointsWritten} points written`}`,
+    `  last error    ${s.lastError ? `${s.lastError.at}: ${s.lastError.message}` : 'none'}`,
+    `  next run      ${when(s.nextRun)}`,
+  ];
+  return lines.map(printable).join('\n');
+}
+
+/** Adds `sources list|status|run` to `program`. */
+export function registerSourceCommands(program: Command, { print, config }: SourceCommandsDeps): void {
+  const json = () => new Option('--json', 'print machine-readable JSON');
+  const sources = program.command('sources').description('the price sources of the config file');
+
+  sources
+    .command('list')
+    .description('list the sources of the config file with their schedules and settings')
+    .addOption(json())
+    .action((opts: { json?: boolean }) => {
+      const list = config().sources.map(({ name, type, schedule, settings }) => ({
+        name,
+        type,
+        schedule,
+        settings,
+      }));
+      if (opts.json) return print(printableJson(list));
+      print(
+        list.length
+          ? list
+              .map((s) =>
+                [s.name, s.type, s.schedule.map((e) => `${e.cron} ${e.zone}`).join('; ')]
+                  .map(printable)
+                  .join('\t'),
+              )
+              .join('\n')
+          : 'no sources: add them under sources: in the config file (docs/sources.md)',
+      );
+    });
+
+  sources
+    .command('status')
+    .description('what each source did last and when it runs next')
+    .addOption(json())
+    .action(async (opts: { json?: boolean }) => {
+      const views = (await withSources(config(), (s) => s.list())).map(sourceView);
+      if (opts.json) return print(printableJson(views));
+      print(views.length ? views.map(statusLines).join('\n') : 'no sources');
+    });
+
+  sources
+    .command('run <name>')
+    .description('run a source now: its scheduled window, or the local days --from through --to')
+    .option('--from <date>', 'first local date, YYYY-MM-DD')
+    .option('--to <date>', 'last local date, YYYY-MM-DD')
+    .addOption(json())
+    .action(async (name: string, opts: { from?: string; to?: string; json?: boolean }) => {
+      const cfg = config();
+      const source = cfg.sources.find((s) => s.name === name);
+      if (source === undefined) {
+        const names = cfg.sources.map((s) => s.name).join(', ') || 'none';
+        throw new CliError('unknown_source', `no source is named "${name}"; the sources are: ${names}`);
+      }
+      if ((opts.from === undefined) !== (opts.to === undefined)) {
+        throw new CliError('invalid_option', '--from and --to: give both or neither');
+      }
+      let window: SourceWindow | undefined;
+      if (opts.from !== undefined && opts.to !== undefined) {
+        const asked = backfillWindow(opts.from, opts.to, source.plan.window.zone);
+        if (typeof asked === 'string') throw new CliError('invalid_option', `--${asked}`);
+        window = asked;
+      }
+      const outcome = await withSources(cfg, (s) => s.run(name, window));
+      if (outcome === undefined) throw new CliError('unknown_source', `no source is named "${name}"`);
+      const view = runView(name, outcome);
+      if (view.outcome !== 'written') throw new CliError(`source_${view.outcome}`, view.message);
+      print(opts.json ? printableJson(view) : printable(view.message));
+    });
+}

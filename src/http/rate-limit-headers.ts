@@ -1,0 +1,65 @@
+/**
+ * How a rate-limit decision (../domain/limits/fixed-window.ts) is told to a client: the header
+ * fields. The limiter decides; this file names the fields, for the full path and the fast path alike.
+ */
+import {
+  bindingLimit,
+  type LimitDecision,
+  type LimitState,
+  secondsUntil,
+  unitsOf,
+} from '../domain/limits/fixed-window.js';
+import type { LimitRule } from '../domain/limits/tiers.js';
+
+/**
+ * The IETF draft `RateLimit-Policy` and `RateLimit` fields plus the legacy `X-RateLimit-*` ones,
+ * and `Retry-After` on a refusal (`counted`: see `unitsStillOf`). For a request that weighs `cost` units (more than one), each
+ * policy says what it took from that limit in a `pricepoint-cost` parameter (the draft's place for
+ * a service's own parameters), e.g. `"minute";q=1200;w=60;pricepoint-cost=12`.
+ * @example rateLimitHeaders(decision, now).ratelimit // '"minute";r=12;t=41'
+ */
+export function rateLimitHeaders(
+  decision: LimitDecision,
+  nowMs: number,
+  cost = 1,
+  counted = 0,
+): Record<string, string> {
+  const binding = bindingLimit(decision, cost, counted);
+  if (binding === undefined) return {};
+  const reset = secondsUntil(binding.resetAtMs, nowMs);
+  const headers: Record<string, string> = {
+    'ratelimit-policy': cost > 1 ? weightedPolicyOf(decision.states, cost) : policyOf(decision.states),
+    ratelimit: `"${binding.rule.name}";r=${binding.remaining};t=${reset}`,
+    'x-ratelimit-limit': String(binding.rule.limit),
+    'x-ratelimit-remaining': String(binding.remaining),
+    'x-ratelimit-reset': String(Math.ceil(binding.resetAtMs / 1000)),
+  };
+  if (!decision.allowed) headers['retry-after'] = String(reset);
+  return headers;
+}
+
+// A tier's rules are the same objects for the life of the process: its policy text is written once,
+// kept under its first rule and checked against all of them.
+const policies = new WeakMap<LimitRule, { rules: readonly LimitRule[]; text: string }>();
+
+/** `"minute";q=30;w=60, "day";q=1000;w=86400`: the limits of a decision, in their order. */
+function policyOf(states: readonly LimitState[]): string {
+  const first = states[0]?.rule;
+  const known = first && policies.get(first);
+  if (known && known.rules.length === states.length && known.rules.every((r, i) => states[i]?.rule === r)) {
+    return known.text;
+  }
+  const text = states.map((s) => `"${s.rule.name}";q=${s.rule.limit};w=${s.rule.windowSeconds}`).join(', ');
+  if (first) policies.set(first, { rules: states.map((s) => s.rule), text });
+  return text;
+}
+
+/** `"minute";q=1200;w=60;pricepoint-cost=12`: the policy, with what a weighted request took from each. */
+function weightedPolicyOf(states: readonly LimitState[], cost: number): string {
+  return states
+    .map(
+      (s) =>
+        `"${s.rule.name}";q=${s.rule.limit};w=${s.rule.windowSeconds};pricepoint-cost=${unitsOf(s.rule, cost)}`,
+    )
+    .join(', ');
+}

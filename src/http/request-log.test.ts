@@ -1,0 +1,102 @@
+/**
+ * request-log.ts writes the request line itself, through pino's private symbols, because pino's
+ * serialiser is slow on the hot path. These tests hold it to pino's public path byte for byte, and
+ * show it falls back to that path when pino is set up in a way it does not copy.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
+import { type RequestLine, requestLineWriter } from './request-log.js';
+
+/** A synchronous destination that keeps every line written. */
+function capture() {
+  const lines: string[] = [];
+  return { lines, stream: { write: (line: string) => lines.push(line) } };
+}
+
+const withoutTime = (line: string) => line.replace(/"time":\d+/, '"time":0');
+
+const LINES: RequestLine[] = [
+  {
+    reqId: '0b6f1a8e-3c1d-4f6e-9a0b-5d2c7e8f9a10',
+    method: 'GET',
+    url: '/api/v1/prices/today?symbols=NO1',
+    status: 200,
+    latencyMs: 0.42,
+    keyId: 'k_0123',
+    tier: 'free',
+    ip: '127.0.0.1',
+  },
+  {
+    reqId: 'a-\u2028-"quoted"-\\',
+    method: 'GET',
+    url: '/api/v1/prices/today?tz=%22Europe/Oslo%22&x=\u00e9\u{1f600}\u0001',
+    status: 304,
+    latencyMs: 12,
+    keyId: null,
+    tier: null,
+    ip: '::ffff:10.0.0.1',
+  },
+];
+
+/** The line as pino's public API writes it. */
+function viaPino(log: pino.Logger, line: RequestLine): void {
+  const { reqId, ...rest } = line;
+  log.child({ reqId }).info(rest, 'request');
+}
+
+describe('the request line', () => {
+  test('is written byte for byte as pino writes it through its public API', () => {
+    const direct = capture();
+    const reference = capture();
+    const logger = pino({}, direct.stream);
+    // The writer must take its own way here, not pino's (which would make this test say nothing).
+    let children = 0;
+    const child = logger.child.bind(logger);
+    logger.child = ((...args: Parameters<typeof child>) => {
+      children += 1;
+      return child(...args);
+    }) as typeof logger.child;
+    const write = requestLineWriter(logger as unknown as FastifyBaseLogger);
+    const log = pino({}, reference.stream);
+    for (const line of LINES) {
+      write(line);
+      viaPino(log, line);
+    }
+    assert.equal(direct.lines.length, LINES.length);
+    assert.equal(children, 0, 'written directly, without a child logger');
+    assert.deepEqual(direct.lines.map(withoutTime), reference.lines.map(withoutTime));
+  });
+
+  test('is not written below the info level', () => {
+    const direct = capture();
+    const write = requestLineWriter(pino({ level: 'warn' }, direct.stream) as unknown as FastifyBaseLogger);
+    write(LINES[0] as RequestLine);
+    assert.deepEqual(direct.lines, []);
+  });
+
+  test('goes through pino itself where pino is set up otherwise (a message key, a mixin)', () => {
+    for (const options of [{ messageKey: 'message' }, { mixin: () => ({ extra: 1 }) }]) {
+      const direct = capture();
+      const reference = capture();
+      const write = requestLineWriter(pino(options, direct.stream) as unknown as FastifyBaseLogger);
+      const log = pino(options, reference.stream);
+      write(LINES[0] as RequestLine);
+      viaPino(log, LINES[0] as RequestLine);
+      assert.deepEqual(direct.lines.map(withoutTime), reference.lines.map(withoutTime));
+    }
+  });
+
+  test('goes through the public API of a logger that is not pino', () => {
+    const calls: unknown[] = [];
+    const logger = {
+      child: (bindings: unknown) => ({
+        info: (fields: unknown, msg: unknown) => calls.push([bindings, fields, msg]),
+      }),
+    };
+    requestLineWriter(logger as unknown as FastifyBaseLogger)(LINES[0] as RequestLine);
+    const { reqId, ...rest } = LINES[0] as RequestLine;
+    assert.deepEqual(calls, [[{ reqId }, rest, 'request']]);
+  });
+});

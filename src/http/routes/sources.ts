@@ -1,0 +1,140 @@
+/**
+ * `GET /api/v1/sources` and `POST /api/v1/sources/{name}/run` (docs/sources.md "Watching and
+ * steering sources"), for keys with the `admin` scope: what each source did last and will do next,
+ * and a run now, of the scheduled window or of a range of local days (a backfill, idempotent).
+ * Settings are shown as written in the config file: a secret shows as the name of its variable.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../domain/errors/api-error.js';
+import { backfillWindow, runView, sourceView } from '../../sources/source-view.js';
+import type { Sources } from '../../sources/sources.js';
+import type { SourceWindow } from '../../sources/types.js';
+import type { KeyGuard } from '../key-guard.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
+
+const Instant = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+
+const SourceSchema = Type.Object({
+  name: Type.String({ description: 'As named under `sources:` in the config file.' }),
+  type: Type.String({ description: 'The connector: entsoe, ecb, energidataservice.' }),
+  schedule: Type.Array(
+    Type.Object({
+      cron: Type.String(),
+      zone: Type.String({ description: 'The time zone the cron is read in.' }),
+      untilTomorrowComplete: Type.Boolean({
+        description: 'Skipped once the next local day of every series the source fills is complete.',
+      }),
+    }),
+  ),
+  settings: Type.Record(Type.String(), Type.Unknown(), {
+    description: 'As written in the config file; a secret shows as the name of its environment variable.',
+  }),
+  running: Type.Boolean(),
+  lastRun: Instant,
+  lastSuccess: Instant,
+  lastError: Type.Union([
+    Type.Object({ at: Type.String({ format: 'date-time' }), message: Type.String() }),
+    Type.Null(),
+  ]),
+  failuresInARow: Type.Integer({ minimum: 0 }),
+  nextRun: Instant,
+  pointsWritten: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+});
+
+const SourceListSchema = Type.Object({ sources: Type.Array(SourceSchema) });
+
+const RunSchema = Type.Object({
+  source: Type.String(),
+  outcome: Type.Union([Type.Literal('written'), Type.Literal('failed'), Type.Literal('busy')], {
+    description:
+      'written: the points are stored; failed: nothing was stored; busy: the source is running already.',
+  }),
+  message: Type.String({ description: 'What happened, in plain words (a failure in the upstream’s own).' }),
+  from: Instant,
+  to: Instant,
+  pointsWritten: Type.Integer({ minimum: 0 }),
+  series: Type.Array(
+    Type.Object({ symbol: Type.String(), points: Type.Integer({ minimum: 0 }), created: Type.Boolean() }),
+  ),
+});
+
+const NameParams = Type.Object({ name: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
+const NoQuery = Type.Object({}, { additionalProperties: false });
+const RunQuery = Type.Object(
+  {
+    from: Type.Optional(Type.String({ maxLength: 10, description: 'First local date, YYYY-MM-DD.' })),
+    to: Type.Optional(Type.String({ maxLength: 10, description: 'Last local date, YYYY-MM-DD.' })),
+  },
+  { additionalProperties: false },
+);
+
+export function sourceRoutes(
+  app: FastifyInstance,
+  deps: { sources: Sources | undefined; keyGuard: KeyGuard },
+): void {
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  const statuses = async () => (await deps.sources?.list()) ?? [];
+  api.get(
+    '/api/v1/sources',
+    {
+      onRequest: deps.keyGuard({ scope: 'admin' }),
+      schema: {
+        operationId: 'listSources',
+        summary: 'List the sources and what they did',
+        description: 'Each configured source: its schedule, last run, last success, last error and next run.',
+        tags: ['sources'],
+        querystring: NoQuery,
+        response: {
+          200: jsonAnswer('The configured sources.', SourceListSchema, RATE_LIMIT_HEADERS),
+          ...keyedErrors(),
+        },
+      },
+    },
+    async () => ({ sources: (await statuses()).map(sourceView) }),
+  );
+  api.post(
+    '/api/v1/sources/:name/run',
+    {
+      onRequest: deps.keyGuard({ scope: 'admin' }),
+      schema: {
+        operationId: 'runSource',
+        summary: 'Run a source now',
+        description:
+          'Fetches the scheduled window, or the local days from `from` through `to` (both or neither), and waits for the run.',
+        tags: ['sources'],
+        params: NameParams,
+        querystring: RunQuery,
+        response: {
+          200: jsonAnswer('The run, or why none happened.', RunSchema, RATE_LIMIT_HEADERS),
+          ...keyedErrors(404),
+        },
+      },
+    },
+    async (request) => {
+      const { name } = request.params;
+      const { from, to } = request.query;
+      if ((from === undefined) !== (to === undefined)) {
+        throw new ApiError('invalid_parameter', 'from and to: give both or neither.', {
+          extra: { parameter: from === undefined ? 'from' : 'to' },
+        });
+      }
+      const status = (await statuses()).find((s) => s.name === name);
+      if (deps.sources === undefined || status === undefined) {
+        throw new ApiError('not_found', `No source is named "${name}"; GET /api/v1/sources lists them.`);
+      }
+      let window: SourceWindow | undefined;
+      if (from !== undefined && to !== undefined) {
+        const asked = backfillWindow(from, to, status.windowZone);
+        if (typeof asked === 'string') {
+          throw new ApiError('invalid_parameter', asked, { extra: { parameter: asked.split(':')[0] } });
+        }
+        window = asked;
+      }
+      const outcome = await deps.sources.run(name, window);
+      if (outcome === undefined) throw new ApiError('not_found', `No source is named "${name}".`);
+      return runView(name, outcome);
+    },
+  );
+}

@@ -1,0 +1,118 @@
+/**
+ * The composition root: the one place where services are built over the stores, for the server,
+ * every CLI command and the tests. `buildApp` (../http/app.ts) only wires HTTP around what is
+ * built here; the stores themselves are opened in ./open-stores.ts.
+ */
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Config } from '../config/config.js';
+import { type AppDeps, buildApp } from '../http/app.js';
+import { createMetrics } from '../http/metrics.js';
+import { createAuthenticator } from '../services/authenticator.js';
+import { createImportService } from '../services/import-service.js';
+import { createKeyService } from '../services/key-service.js';
+import { createPriceService } from '../services/price-service.js';
+import { createRateLimiter } from '../services/rate-limiter.js';
+import { createSeriesService } from '../services/series-service.js';
+import { guardStores } from '../stores/guard.js';
+import type { Stores } from '../stores/types.js';
+import { openStores, type StoreHooks } from './open-stores.js';
+
+export interface ServiceHooks {
+  /** Epoch milliseconds; tests pass a fake clock. */
+  readonly clock?: () => number;
+  /**
+   * Told of every failed store call. Given (the server), the stores are guarded: a failure becomes a
+   * 503 `service_unavailable` (../stores/guard.ts). Without it (the CLI) errors pass as they are.
+   */
+  readonly onStoreError?: (store: 'prices' | 'keys', error: unknown) => void;
+  /** Told when a batch of last-used times could not be written. */
+  readonly onFlushError?: (error: unknown) => void;
+}
+
+/**
+ * Every service, once, over `raw`.
+ * @example const services = composeServices(config, await openStores(config))
+ */
+export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks = {}) {
+  const clock = hooks.clock ?? Date.now;
+  const stores = hooks.onStoreError ? guardStores(raw, hooks.onStoreError) : raw;
+  return {
+    /** The stores the services use (guarded when `onStoreError` was given). */
+    stores,
+    auth: createAuthenticator({
+      keys: stores.keys,
+      rateLimits: stores.rateLimits,
+      clock,
+      keySecret: config.keySecret,
+      cacheMs: config.keyCacheMs,
+      failuresPerMinute: config.authFailuresPerMinute,
+      acceptDemoKeys: config.devData,
+      ...(hooks.onFlushError && { onFlushError: hooks.onFlushError }),
+    }),
+    keys: createKeyService({ keys: stores.keys, tiers: config.tiers, keySecret: config.keySecret, clock }),
+    limiter: createRateLimiter({ store: stores.rateLimits, tiers: config.tiers, clock }),
+    prices: createPriceService({
+      prices: stores.prices,
+      clock,
+      cache: { freshMs: config.readCacheMs, staleMs: 15 * 60_000, now: () => performance.now() },
+      fx: config.fx,
+    }),
+    imports: createImportService({ prices: stores.prices }),
+    series: createSeriesService({ prices: stores.prices }),
+  };
+}
+
+export type Services = ReturnType<typeof composeServices>;
+
+/**
+ * Opens the stores, builds the services, runs one command with them and closes both: how every
+ * CLI command reaches the data, through the same services as the API.
+ * @example await withServices(config, (s) => s.keys.list())
+ */
+export async function withServices<T>(
+  config: Config,
+  run: (services: Services) => Promise<T>,
+  hooks: StoreHooks = {},
+): Promise<T> {
+  const stores = await openStores(config, hooks);
+  const services = composeServices(config, stores);
+  try {
+    return await run(services);
+  } finally {
+    try {
+      await services.auth.close();
+    } finally {
+      await stores.close();
+    }
+  }
+}
+
+export interface ComposeAppDeps extends Omit<AppDeps, 'services' | 'metrics'> {
+  readonly stores: Stores;
+  readonly metrics?: AppDeps['metrics'];
+}
+
+/**
+ * The app over `deps.stores`: services built here, failed store calls counted and logged, HTTP
+ * wired by `buildApp`. Used by the server and the tests alike.
+ * @example const { app } = await composeApp(config, { stores: await openStores(config) })
+ */
+export async function composeApp(
+  config: Config,
+  deps: ComposeAppDeps,
+): Promise<{ app: FastifyInstance; services: Services }> {
+  const metrics = deps.metrics ?? createMetrics();
+  // The app's logger exists once the app does; nothing fails before the app is built.
+  let log: FastifyBaseLogger | undefined;
+  const services = composeServices(config, deps.stores, {
+    ...(deps.clock && { clock: deps.clock }),
+    onStoreError: (store, error) => {
+      metrics.storeErrors.inc({ store });
+      log?.error({ err: error, store }, 'a store operation failed');
+    },
+    onFlushError: (error) => log?.error({ err: error }, 'writing last-used times failed'),
+  });
+  const app = await buildApp(config, { ...deps, services, metrics });
+  log = app.log;
+  return { app, services };
+}

@@ -1,0 +1,182 @@
+/**
+ * The webhook tables (migrations `0005_webhooks` on SQLite, `0004_webhooks` on PostgreSQL) through
+ * Kysely, the same queries on both engines. Every step that more than one instance may take at once
+ * is written so that only one of them wins: new deliveries are inserted once per (endpoint, event)
+ * whoever inserts them, and a due delivery is claimed by moving its `next_attempt_at` only if it still
+ * holds the value read (docs/webhooks.md).
+ */
+import type { Kysely } from 'kysely';
+
+export interface WebhookTables {
+  webhook_endpoints: {
+    id: string;
+    url: string;
+    /** JSON array of event types. */
+    events: string;
+    /** JSON array of symbols; null: every symbol. */
+    symbols: string | null;
+    /** Sealed by ./secrets.ts. */
+    secret: string;
+    enabled: number;
+    disabled_reason: string | null;
+    /** The highest event seq already turned into deliveries (or skipped by the filter). */
+    cursor: number;
+    created_at: number;
+  };
+  webhook_deliveries: {
+    endpoint_id: string;
+    event_id: string;
+    event_seq: number;
+    payload: string;
+    state: DeliveryState;
+    attempts: number;
+    next_attempt_at: number | null;
+    last_attempt_at: number | null;
+    last_status: number | null;
+    last_latency_ms: number | null;
+    last_error: string | null;
+  };
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+export type EndpointRow = WebhookTables['webhook_endpoints'];
+export type DeliveryRow = WebhookTables['webhook_deliveries'];
+
+export class WebhookStore {
+  constructor(private readonly db: Kysely<WebhookTables>) {}
+
+  /** Over a database of the stores (whose type does not name these tables; their migrations create them). */
+  static over<Tables>(db: Kysely<Tables>): WebhookStore {
+    return new WebhookStore(db as unknown as Kysely<WebhookTables>);
+  }
+
+  async insertEndpoint(row: EndpointRow): Promise<void> {
+    await this.db.insertInto('webhook_endpoints').values(row).execute();
+  }
+
+  async endpoints(): Promise<EndpointRow[]> {
+    return this.db.selectFrom('webhook_endpoints').selectAll().orderBy('created_at').orderBy('id').execute();
+  }
+
+  async endpoint(id: string): Promise<EndpointRow | undefined> {
+    return this.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** False when there was no such endpoint. Its deliveries go with it. */
+  async deleteEndpoint(id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      await tx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
+      const result = await tx.deleteFrom('webhook_endpoints').where('id', '=', id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    });
+  }
+
+  async setEnabled(id: string, enabled: boolean, reason: string | null): Promise<boolean> {
+    const result = await this.db
+      .updateTable('webhook_endpoints')
+      .set({ enabled: enabled ? 1 : 0, disabled_reason: enabled ? null : reason })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Adds deliveries (once per endpoint and event, whoever else adds them) and moves the cursor to `cursor`. */
+  async enqueue(endpointId: string, cursor: number, rows: readonly DeliveryRow[]): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      if (rows.length > 0) {
+        await tx
+          .insertInto('webhook_deliveries')
+          .values([...rows])
+          .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing())
+          .execute();
+      }
+      await tx
+        .updateTable('webhook_endpoints')
+        .set({ cursor })
+        .where('id', '=', endpointId)
+        .where('cursor', '<', cursor)
+        .execute();
+    });
+  }
+
+  /** Pending deliveries of enabled endpoints whose time has come, oldest event first. */
+  async due(now: number, limit: number): Promise<DeliveryRow[]> {
+    return this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .selectAll('d')
+      .where('e.enabled', '=', 1)
+      .where('d.state', '=', 'pending')
+      .where('d.next_attempt_at', '<=', now)
+      .orderBy('d.event_seq')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Takes a due delivery for `leaseUntil`: true for the one caller that moved it from `seen`. */
+  async claim(row: DeliveryRow, leaseUntil: number): Promise<boolean> {
+    if (row.next_attempt_at === null) return false;
+    const result = await this.db
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: leaseUntil })
+      .where('endpoint_id', '=', row.endpoint_id)
+      .where('event_id', '=', row.event_id)
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '=', row.next_attempt_at)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async record(
+    endpointId: string,
+    eventId: string,
+    outcome: Pick<
+      DeliveryRow,
+      | 'state'
+      | 'attempts'
+      | 'next_attempt_at'
+      | 'last_attempt_at'
+      | 'last_status'
+      | 'last_latency_ms'
+      | 'last_error'
+    >,
+  ): Promise<void> {
+    await this.db
+      .updateTable('webhook_deliveries')
+      .set(outcome)
+      .where('endpoint_id', '=', endpointId)
+      .where('event_id', '=', eventId)
+      .execute();
+  }
+
+  /** The endpoint's deliveries, newest event first. */
+  async deliveries(endpointId: string, limit: number): Promise<DeliveryRow[]> {
+    return this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('endpoint_id', '=', endpointId)
+      .orderBy('event_seq', 'desc')
+      .limit(limit)
+      .execute();
+  }
+
+  async delivery(endpointId: string, eventId: string): Promise<DeliveryRow | undefined> {
+    return this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('endpoint_id', '=', endpointId)
+      .where('event_id', '=', eventId)
+      .executeTakeFirst();
+  }
+
+  /** Sends a delivery again from its first attempt; false when there is no such delivery. */
+  async redeliver(endpointId: string, eventId: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'pending', attempts: 0, next_attempt_at: now })
+      .where('endpoint_id', '=', endpointId)
+      .where('event_id', '=', eventId)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+}

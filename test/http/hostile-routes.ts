@@ -1,0 +1,119 @@
+/** The routes the hostile requests go to, the keys they may carry, and the odds of a hostile part. */
+import fc from 'fast-check';
+
+// ---------------------------------------------------------------------------------------------
+// The routes, listed by hand from src/http/routes/*, docs.ts (and the swagger-ui plugin it
+// registers) and the CORS preflight. The first test of hostile-requests.test.ts proves the list
+// against the OpenAPI document and the router, so a route added later fails there until it is
+// fuzzed too.
+// ---------------------------------------------------------------------------------------------
+
+type Access = 'open' | 'read' | 'write' | 'admin';
+export type BodyKind = 'none' | 'key' | 'rotate' | 'series' | 'prices' | 'webhook';
+export type QueryName = 'symbols' | 'tz' | 'format' | 'resolution' | 'from' | 'to';
+
+export interface RouteSpec {
+  readonly method: 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS';
+  /** Fastify's spelling: `:name` for a path parameter, `*` for the rest of the path. */
+  readonly url: string;
+  readonly access: Access;
+  /** The query parameters the route knows; `from` and `to` are required where listed. */
+  readonly query: readonly QueryName[];
+  readonly body: BodyKind;
+}
+
+export const READ: readonly QueryName[] = ['symbols', 'tz', 'format', 'resolution'];
+export const open = (url: string, method: RouteSpec['method'] = 'GET'): RouteSpec => ({
+  method,
+  url,
+  access: 'open',
+  query: [],
+  body: 'none',
+});
+
+export const ROUTES: readonly RouteSpec[] = [
+  ...['/', '/api', '/api/', '/api/v1', '/api/v1/'].map((url) => open(url)),
+  open('/healthz'),
+  open('/readyz'),
+  open('/metrics'),
+  open('/api/v1/openapi.json'),
+  open('/docs'),
+  open('/docs/'),
+  open('/docs/static/index.html'),
+  open('/docs/static/swagger-initializer.js'),
+  open('/docs/json'),
+  open('/docs/yaml'),
+  open('/docs/static/*'),
+  open('/*', 'OPTIONS'),
+  { method: 'GET', url: '/api/v1/prices/today', access: 'read', query: READ, body: 'none' },
+  { method: 'GET', url: '/api/v1/prices/latest', access: 'read', query: READ, body: 'none' },
+  { method: 'GET', url: '/api/v1/prices/:date', access: 'read', query: READ, body: 'none' },
+  { method: 'GET', url: '/api/v1/prices', access: 'read', query: ['from', 'to', ...READ], body: 'none' },
+  { method: 'GET', url: '/api/v1/series', access: 'read', query: READ, body: 'none' },
+  {
+    method: 'GET',
+    url: '/api/v1/series/:symbol',
+    access: 'read',
+    query: ['tz', 'format', 'resolution'],
+    body: 'none',
+  },
+  { method: 'GET', url: '/api/v1/usage', access: 'read', query: [], body: 'none' },
+  { method: 'PUT', url: '/api/v1/series/:symbol', access: 'admin', query: [], body: 'series' },
+  { method: 'PUT', url: '/api/v1/series/:symbol/prices', access: 'write', query: [], body: 'prices' },
+  { method: 'POST', url: '/api/v1/keys', access: 'admin', query: [], body: 'key' },
+  { method: 'GET', url: '/api/v1/keys', access: 'admin', query: [], body: 'none' },
+  { method: 'GET', url: '/api/v1/keys/:id', access: 'admin', query: [], body: 'none' },
+  { method: 'DELETE', url: '/api/v1/keys/:id', access: 'admin', query: [], body: 'none' },
+  { method: 'POST', url: '/api/v1/keys/:id/rotate', access: 'admin', query: [], body: 'rotate' },
+  { method: 'POST', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'webhook' },
+  { method: 'GET', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'none' },
+  { method: 'GET', url: '/api/v1/webhooks/:id', access: 'admin', query: [], body: 'none' },
+  { method: 'DELETE', url: '/api/v1/webhooks/:id', access: 'admin', query: [], body: 'none' },
+  { method: 'POST', url: '/api/v1/webhooks/:id/enable', access: 'admin', query: [], body: 'none' },
+  { method: 'POST', url: '/api/v1/webhooks/:id/disable', access: 'admin', query: [], body: 'none' },
+  { method: 'GET', url: '/api/v1/webhooks/:id/deliveries', access: 'admin', query: [], body: 'none' },
+  {
+    method: 'POST',
+    url: '/api/v1/webhooks/:id/deliveries/:eventId/redeliver',
+    access: 'admin',
+    query: [],
+    body: 'none',
+  },
+  { method: 'GET', url: '/api/v1/events', access: 'read', query: ['symbols'], body: 'none' },
+  { method: 'GET', url: '/api/v1/sources', access: 'admin', query: [], body: 'none' },
+  { method: 'POST', url: '/api/v1/sources/:name/run', access: 'admin', query: [], body: 'none' },
+];
+
+export const routeName = (route: RouteSpec) => `${route.method} ${route.url}`;
+
+/** Keys of every kind and standing, made in `before`. */
+export interface KeyRing {
+  readonly read: string;
+  readonly write: string;
+  readonly admin: string;
+  readonly demo: string;
+  readonly test: string;
+  readonly revoked: string;
+  readonly unknown: string;
+  /**
+   * Ids for the key routes, one set to revoke and one to rotate (a revoked key cannot be rotated);
+   * never of a key the requests authenticate with, so that those stay alive.
+   */
+  readonly victims: { readonly revoke: readonly string[]; readonly rotate: readonly string[] };
+  readonly revokedId: string;
+  /** Webhook ids for the webhook routes, one set to remove and one kept, with one delivery each (`FUZZ_EVENT_ID`). */
+  readonly webhooks: { readonly remove: readonly string[]; readonly keep: readonly string[] };
+}
+
+/** The event of the one delivery each kept webhook has, so that redelivering it can succeed. */
+export const FUZZ_EVENT_ID = 'evt_000000000001';
+
+/** The part of a key after `pp_<kind>_` (as in no-key-leaks.test.ts): masked or re-prefixed copies count too. */
+export function secretOf(key: string): string {
+  return key.replace(/^pp_[a-z]+_/, '');
+}
+
+/** Mostly `plausible`, sometimes `hostile`: `odds` plausible ones to each hostile one. */
+export function mostly<T>(plausible: fc.Arbitrary<T>, hostile: fc.Arbitrary<T>, odds = 4): fc.Arbitrary<T> {
+  return fc.oneof({ weight: odds, arbitrary: plausible }, { weight: 1, arbitrary: hostile });
+}

@@ -1,0 +1,147 @@
+/**
+ * Sources through the API, on a server composed as `pricepoint serve` composes it: the admin
+ * listing and a run now (a backfill of given days), a failure in plain words in the listing and the
+ * metrics while /readyz stays ready, and a token that appears in no answer, log line or metric,
+ * even when the upstream's error repeats it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '../../src/config/config.js';
+import { createMetrics } from '../../src/http/metrics.js';
+import { composeApp } from '../../src/server/compose.js';
+import { openSources, type Sources } from '../../src/sources/sources.js';
+import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
+import type { Stores } from '../../src/stores/types.js';
+import { REPO } from '../helpers/process.js';
+import { usePinnedTzdata } from '../time/use-pinned-tzdata.js';
+import { FakeScheduler } from './fake-scheduler.js';
+import { FakeUpstream, fixture } from './fake-upstream.js';
+
+const TOKEN = 'tok-9f8e7d6c5b4a';
+const SEEN: string[] = [];
+let upstream: FakeUpstream;
+let stores: Stores;
+let sources: Sources;
+let app: FastifyInstance;
+let admin: string;
+let clock: FakeScheduler;
+let keys: Awaited<ReturnType<typeof composeApp>>['services']['keys'];
+
+async function keyWith(scopes: ('read' | 'write' | 'admin')[]) {
+  return keys.create({ name: 'test', tier: 'enterprise', scopes });
+}
+
+function remember(text: string): string {
+  SEEN.push(text);
+  return text;
+}
+
+async function ask(method: 'GET' | 'POST', url: string, key = admin) {
+  const answer = await app.inject({ method, url, headers: { 'x-api-key': key } });
+  remember(answer.body);
+  remember(JSON.stringify(answer.headers));
+  return answer;
+}
+
+describe('sources through the API', () => {
+  before(async () => {
+    usePinnedTzdata(join(REPO, 'tzdata'));
+    upstream = await new FakeUpstream().start();
+    const dir = mkdtempSync(join(tmpdir(), 'pp-source-routes-'));
+    writeFileSync(
+      join(dir, 'pricepoint.yaml'),
+      `sources:\n  entsoe-no1:\n    type: entsoe\n    zone: NO1\n    token: \${ENTSOE_TOKEN}\n    baseUrl: ${upstream.url('/api')}\n`,
+    );
+    const config = loadConfig(
+      { PRICEPOINT_CONFIG: join(dir, 'pricepoint.yaml'), ENTSOE_TOKEN: TOKEN, PRICEPOINT_LOG_LEVEL: 'info' },
+      { databasePath: ':memory:', devData: false },
+    );
+    stores = await openEmbeddedStores(':memory:');
+    const metrics = createMetrics();
+    clock = new FakeScheduler(Date.parse('2026-11-23T10:55Z'));
+    sources = await openSources(config.sources, {
+      prices: stores.prices,
+      registry: metrics.registry,
+      scheduler: clock,
+      random: () => 0.5,
+      log: { info: (f, m) => app.log.info(f, m), warn: (f, m) => app.log.warn(f, m) },
+    });
+    const logStream = new Writable({
+      write(chunk, _encoding, done) {
+        remember(String(chunk));
+        done();
+      },
+    });
+    const composed = await composeApp(config, { stores, metrics, sources, logStream });
+    app = composed.app;
+    await app.ready();
+    keys = composed.services.keys;
+    admin = (await keyWith(['admin'])).key;
+    sources.start();
+  });
+
+  after(async () => {
+    await sources.close();
+    await app.close();
+    await stores.close();
+    await upstream.close();
+  });
+
+  test('the listing shows the source as configured, the token by its variable name', async () => {
+    const answer = await ask('GET', '/api/v1/sources');
+    assert.equal(answer.statusCode, 200);
+    const [source] = answer.json().sources;
+    assert.equal(source.name, 'entsoe-no1');
+    assert.equal(source.settings.token, `\${ENTSOE_TOKEN}`);
+    assert.equal(source.lastRun, null);
+    assert.equal(source.nextRun, '2026-11-23T11:00:00.000Z');
+    assert.equal((await ask('GET', '/api/v1/sources', (await keyWith(['write'])).key)).statusCode, 403);
+  });
+
+  test('a run of given days writes them, and the listing says so', async () => {
+    upstream.answer('/api', { body: fixture('entsoe/no1-a01-pt60m.xml') });
+    const answer = await ask('POST', '/api/v1/sources/entsoe-no1/run?from=2026-11-23&to=2026-11-23');
+    assert.equal(answer.statusCode, 200, answer.body);
+    assert.deepEqual(answer.json(), {
+      source: 'entsoe-no1',
+      outcome: 'written',
+      message: 'entsoe-no1 wrote 22 points',
+      from: '2026-11-22T23:00:00.000Z',
+      to: '2026-11-23T23:00:00.000Z',
+      pointsWritten: 22,
+      series: [{ symbol: 'NO1', points: 22, created: true }],
+    });
+    const [source] = (await ask('GET', '/api/v1/sources')).json().sources;
+    assert.equal(source.pointsWritten, 22);
+    assert.equal(source.lastError, null);
+    assert.equal((await ask('POST', '/api/v1/sources/entsoe-no1/run?from=2026-11-23&to=x')).statusCode, 400);
+  });
+
+  test('a failing scheduled run shows in the listing and the metrics; /readyz stays ready', async () => {
+    // An upstream that repeats the request, token and all, in its error.
+    upstream.answer('/api', { status: 401, body: `Unauthorized: securityToken=${TOKEN} is not valid` });
+    await clock.advanceTo(Date.parse('2026-11-23T11:00:01Z'));
+    const [source] = (await ask('GET', '/api/v1/sources')).json().sources;
+    assert.match(source.lastError.message, /answered HTTP 401/);
+    assert.equal(source.failuresInARow, 1);
+    assert.equal(source.lastSuccess !== null, true);
+    const ready = await ask('GET', '/readyz');
+    assert.equal(ready.statusCode, 200);
+    const metrics = await ask('GET', '/metrics');
+    assert.match(metrics.body, /pricepoint_source_failures_total\{source="entsoe-no1"\} 1/);
+    assert.match(metrics.body, /pricepoint_source_points_written_total\{source="entsoe-no1"\} 22/);
+    assert.match(metrics.body, /pricepoint_source_runs_total\{source="entsoe-no1",outcome="fetch"\} 1/);
+  });
+
+  test('the token appears in no answer, log line or metric', () => {
+    assert.ok(upstream.requests.some((url) => url.searchParams.get('securityToken') === TOKEN));
+    const everything = SEEN.join('\n');
+    assert.match(everything, /source entsoe-no1 failed/, 'the failure was logged');
+    assert.ok(!everything.includes(TOKEN), 'the token leaked');
+  });
+});
