@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
+import pg from 'pg';
 import { openPostgresStores } from '../../src/stores/postgres/index.js';
 import { postgresSchemaUrl } from '../helpers/postgres.js';
 import { describeOrSkip } from '../helpers/skip.js';
@@ -13,6 +14,7 @@ import { type OpenStores, storeBehaviour } from './store-behaviour.js';
 
 const probe = await postgresSchemaUrl();
 const skip = 'skip' in probe ? probe.skip : false;
+const probeUrl = () => ('skip' in probe ? '' : probe.url);
 
 async function openInFreshSchema(): Promise<OpenStores> {
   const target = await postgresSchemaUrl();
@@ -59,6 +61,32 @@ describeOrSkip('PostgreSQL stores', { skip }, () => {
         await Promise.all(opened.map((s) => s.close()));
       } finally {
         await target.drop();
+      }
+    });
+
+    test('opening stores succeeds while other schemas on the same database are being dropped', async () => {
+      // Test files and instances share one database; a schema dropped by one of them while another
+      // migrates must not fail that migration (it did when migrations read the whole catalog).
+      const client = new pg.Client({ connectionString: probeUrl() });
+      await client.connect();
+      let churning = true;
+      const churn = (async () => {
+        for (let n = 0; churning; n++) {
+          const doomed = `pp_test_churn_${process.pid}_${n}`;
+          await client.query(`create schema ${doomed}`);
+          await client.query(`create table ${doomed}.t (id serial primary key, a int, b text)`);
+          await client.query(`drop schema ${doomed} cascade`);
+        }
+      })();
+      try {
+        for (let round = 0; round < 12; round++) {
+          const stores = await openInFreshSchema();
+          await stores.close();
+        }
+      } finally {
+        churning = false;
+        await churn;
+        await client.end();
       }
     });
 

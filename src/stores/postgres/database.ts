@@ -17,7 +17,17 @@
  *   'error' listener, because `pg` emits 'error' on a client that loses its connection even while it
  *   is checked out. The stores add shorter deadlines and a circuit breaker (./guarded-pool.ts).
  */
-import { Kysely, type Migration, Migrator, PostgresDialect, type PostgresPool, sql } from 'kysely';
+import {
+  type DatabaseIntrospector,
+  type DatabaseMetadata,
+  Kysely,
+  type Migration,
+  Migrator,
+  PostgresDialect,
+  type PostgresPool,
+  sql,
+  type TableMetadata,
+} from 'kysely';
 import pg from 'pg';
 import type { SqlTables } from '../sql/schema.js';
 import type { GuardedPool } from './guarded-pool.js';
@@ -193,7 +203,47 @@ export function createPool(url: string, options: PostgresPoolOptions = {}): pg.P
 /** Kysely over `pool`: a plain one (migrations) or one with deadlines and a breaker (the stores). */
 export function createDb(pool: pg.Pool | GuardedPool): Kysely<Database> {
   // A guarded client has Kysely's `query(sql, parameters)`; Kysely's cursor overload is never used.
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: pool as PostgresPool }) });
+  return new Kysely<Database>({ dialect: new OneSchemaPostgresDialect({ pool: pool as PostgresPool }) });
+}
+
+/**
+ * PostgreSQL as Kysely speaks it, except for introspection, which the migrator uses to ask whether
+ * its own two tables exist. Kysely's own introspector reads every column of every table in the whole
+ * database and calls `pg_get_serial_sequence` on each; when another instance (or another test) drops
+ * a schema at that moment, the call fails with "schema … does not exist" and so would our migration.
+ * This one reads table names in the current schema only, from the catalog, which cannot fail so.
+ */
+class OneSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new OneSchemaIntrospector(db);
+  }
+}
+
+class OneSchemaIntrospector implements DatabaseIntrospector {
+  readonly #db: Kysely<unknown>;
+
+  constructor(db: Kysely<unknown>) {
+    this.#db = db;
+  }
+
+  async getSchemas(): Promise<{ name: string }[]> {
+    const { rows } = await sql<{ name: string }>`select current_schema() as name`.execute(this.#db);
+    return rows.filter((row) => row.name !== null);
+  }
+
+  /** Tables and views of the current schema, by name; columns are not read (nothing here needs them). */
+  async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ name: string; schema: string; kind: string }>`
+      select c.relname as name, n.nspname as schema, c.relkind as kind
+      from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind in ('r', 'v', 'p')
+      order by c.relname`.execute(this.#db);
+    return rows.map((row) => ({ name: row.name, schema: row.schema, isView: row.kind === 'v', columns: [] }));
+  }
+
+  async getMetadata(): Promise<DatabaseMetadata> {
+    return { tables: await this.getTables() };
+  }
 }
 
 /**
