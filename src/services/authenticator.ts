@@ -10,6 +10,7 @@
  */
 
 import { hash } from 'node:crypto';
+import { boundedCache } from '../cache/bounded-cache.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import { isWellFormedKey, keyHash, keyKind } from '../domain/keys/key-format.js';
 import type { KeyRecord, KeyStore, LimitGate, RateLimitStore } from '../stores/types.js';
@@ -50,6 +51,7 @@ export interface AuthenticatorDeps {
 }
 
 const HOW = 'Send it in the x-api-key header or as Authorization: Bearer <key>.';
+/** Verdicts kept at most in each cache (live keys, refused keys); past it the least recently used go. */
 const CACHE_LIMIT = 100_000;
 /** How long a verified key stays usable past its cache time while the key store cannot be reached. */
 const STALE_MS = 15 * 60_000;
@@ -122,13 +124,13 @@ function acceptableKey(credentials: Credentials, acceptDemoKeys: boolean): strin
 export function createAuthenticator(deps: AuthenticatorDeps) {
   const budget = createFailureBudget(deps.rateLimits, deps.failuresPerMinute);
   /** Keys found live in the last `cacheMs`, by fingerprint (and kept `STALE_MS` more for a store outage). */
-  let cache = new Map<string, { record: KeyRecord; until: number }>();
+  const cache = boundedCache<string, { record: KeyRecord; until: number }>({ maxEntries: CACHE_LIMIT });
   /**
    * Keys refused in the last `cacheMs`, by fingerprint, to the time they are refused until: unknown,
    * revoked and expired keys alike, so all three are answered the same way and equally fast (README
-   * "Decisions"). Entries come only with a unit of a failed-login budget, and the map is bounded.
+   * "Decisions"). Entries come only with a unit of a failed-login budget, and the cache is bounded.
    */
-  let refused = new Map<string, number>();
+  const refused = boundedCache<string, number>({ maxEntries: CACHE_LIMIT });
   /** Lookups in flight, by address group and fingerprint: a burst of one key shares one lookup. */
   const lookups = new Map<string, Promise<KeyRecord | undefined>>();
   /** Moves on with every `forget`, so a lookup that started before it does not fill the caches again. */
@@ -164,13 +166,11 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
     const until = now + deps.cacheMs;
     if (record !== undefined && isLive(record, now)) {
       refused.delete(print);
-      if (cache.size >= CACHE_LIMIT) cache = new Map();
       cache.set(print, { record, until });
       return;
     }
     cache.delete(print);
     if (until <= now) return;
-    if (refused.size >= CACHE_LIMIT) refused = new Map();
     refused.set(print, until);
   }
 
@@ -311,8 +311,8 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
      * from another instance (a key created meanwhile is then found at once).
      */
     forget(): void {
-      cache = new Map();
-      refused = new Map();
+      cache.clear();
+      refused.clear();
       generation += 1;
     },
 
