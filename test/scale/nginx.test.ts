@@ -221,6 +221,75 @@ describeOrSkip('the README nginx example in front of three instances', { skip },
     assert.deepEqual(ips, ['203.0.113.7'], 'the instance logs the forwarded client address');
   });
 
+  test('an event stream through nginx receives a day published on another instance at once', async () => {
+    const key = (
+      onlyJson(
+        await runCli(['keys', 'create', '--tier', 'load', '--name', 'stream', '--json'], settings),
+      ) as {
+        key: string;
+      }
+    ).key;
+    const series = await runCli(
+      [
+        ...['series', 'upsert', 'NGX', '--name', 'Through nginx', '--kind', 'electricity'],
+        ...['--currency', 'EUR', '--unit', 'MWh', '--timezone', 'Europe/Oslo', '--resolution', 'PT1H'],
+      ],
+      settings,
+    );
+    assert.equal(series.code, 0, series.stderr);
+    const controller = new AbortController();
+    const stream = await request(`${base}/api/v1/events?symbols=NGX`, {
+      headers: { 'x-api-key': key },
+      dispatcher: agent,
+      signal: controller.signal,
+    });
+    try {
+      assert.equal(stream.statusCode, 200);
+      assert.match(String(stream.headers['content-type']), /^text\/event-stream/);
+      let received = '';
+      const published = new Promise<string>((resolve, reject) => {
+        stream.body.setEncoding('utf8');
+        stream.body.on('data', (chunk: string) => {
+          received += chunk;
+          if (/event: day\.published\n/.test(received)) resolve(received);
+        });
+        stream.body.on('error', reject);
+        stream.body.on('end', () => reject(new Error(`the stream ended without the event: ${received}`)));
+      });
+      // The opening lines come through before any event: nginx does not buffer the stream.
+      await waitUntil(() => (received.includes('retry:') ? true : undefined), 10_000, 'the stream to open');
+      // A whole local day (24 hours of 2026-11-20 in Oslo, UTC+1), written by the CLI: a process
+      // of its own, so the event reaches the stream's instance through the shared database.
+      const csv = join(env.dir, 'ngx-day.csv');
+      const rows = Array.from({ length: 24 }, (_, h) => {
+        const start = new Date(Date.UTC(2026, 10, 19, 23 + h)).toISOString();
+        return `NGX,${start},${40 + h}.5`;
+      });
+      writeFileSync(csv, ['symbol,start,price', ...rows].join('\n'));
+      const imported = await runCli(['import', csv], settings);
+      assert.equal(imported.code, 0, imported.stderr);
+      const text = await published;
+      const data = /event: day\.published\ndata: (.*)\n/.exec(text)?.[1];
+      assert.ok(data, text);
+      const event = JSON.parse(data) as {
+        type: string;
+        data: { symbol: string; date: string; intervals: number };
+      };
+      assert.deepEqual(
+        {
+          type: event.type,
+          symbol: event.data.symbol,
+          date: event.data.date,
+          intervals: event.data.intervals,
+        },
+        { type: 'day.published', symbol: 'NGX', date: '2026-11-20', intervals: 24 },
+      );
+    } finally {
+      controller.abort();
+      await stream.body.dump().catch(() => {});
+    }
+  });
+
   test('/metrics is refused from outside the allowed network, /readyz answers', async () => {
     assert.equal((await get('/metrics')).status, 403, '/metrics is refused from outside');
     const ready = await get('/readyz');
