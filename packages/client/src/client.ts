@@ -4,6 +4,7 @@
  * retries honour `Retry-After`, and errors are typed (transport.ts). No dependencies: the global
  * `fetch`, or one the caller passes in.
  */
+import { type EventsOptions, streamEvents } from './events.js';
 import { CSV_ACCEPT, JSON_ACCEPT, type PricepointClientOptions, parseJson, Transport } from './transport.js';
 import type {
   CallOptions,
@@ -17,6 +18,7 @@ import type {
   NewKey,
   OneSeriesOptions,
   PriceInput,
+  PricepointEvent,
   RateLimitInfo,
   ReadOptions,
   RotatedKey,
@@ -268,6 +270,24 @@ export class PricepointClient {
     );
     const path = `/api/v1/keys/${encodeURIComponent(id)}/rotate`;
     return this.#transport.json<RotatedKey>('POST', path, body, options.signal, false);
+  }
+
+  /**
+   * `GET /api/v1/events`: the price events (`day.published`, `day.revised`) the key may read, as
+   * they are committed, as an async iterator (docs/events.md). It reconnects by itself with
+   * `Last-Event-ID` after a dropped or silent connection, so no event is lost or repeated within
+   * the server's 24 hours; it waits the server's `retry:` hint, with backoff and jitter while the
+   * server cannot be reached. A 400, 401, 403 or 404 throws a `PricepointError`. Leaving the loop
+   * or aborting `signal` ends it and closes the connection. Needs a fetch whose `response.body` is
+   * a stream (Node's, undici's, browsers').
+   *
+   * @example
+   * for await (const event of client.events({ symbols: ['NO1'] })) {
+   *   console.log(event.type, event.data.symbol, event.data.date); // day.published NO1 2026-11-25
+   * }
+   */
+  events(options: EventsOptions = {}): AsyncGenerator<PricepointEvent, void, undefined> {
+    return streamEvents(this.#transport, options);
   }
 
   async #read<T>(

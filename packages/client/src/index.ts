@@ -8,6 +8,7 @@
  */
 export { PricepointClient } from './client.js';
 export { PROBLEM_CODES, PricepointError, type Problem, type ProblemCode } from './errors.js';
+export { type EventsOptions, type ReconnectEvent, type SseMessage, SseParser } from './events.js';
 export type {
   FetchInit,
   FetchLike,
@@ -29,6 +30,9 @@ export type {
   OneSeriesOptions,
   PriceInput,
   PricePoint,
+  PricepointEvent,
+  PricepointEventData,
+  PricepointEventType,
   RateLimitInfo,
   ReadOptions,
   RelativeDay,
@@ -43,4 +47,12 @@ export type {
   UploadResult,
   Usage,
   UsageLimit,
+  WebhookEvent,
 } from './types.js';
+export {
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  type WebhookErrorReason,
+  type WebhookHeaders,
+  WebhookVerificationError,
+} from './webhooks.js';

@@ -223,6 +223,32 @@ export class Transport {
     }
   }
 
+  /** The retry settings, for the event stream (events.ts), which retries by its own rules. */
+  get retryPolicy(): { baseDelayMs: number; maxDelayMs: number } {
+    return { baseDelayMs: this.#retryBaseDelayMs, maxDelayMs: this.#maxRetryDelayMs };
+  }
+
+  /**
+   * One GET sent once, its body left unread: for the event stream (events.ts), which reads the body
+   * as it comes and retries by its own rules. Records the rate-limit headers like every answer.
+   */
+  async open(
+    path: string,
+    query: URLSearchParams,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<FetchResponseLike> {
+    const search = query.toString();
+    const url = `${this.#base}${path}${search === '' ? '' : `?${search}`}`;
+    const response = await this.#fetch(url, {
+      method: 'GET',
+      headers: { ...headers, 'x-api-key': this.#apiKey, 'user-agent': this.#userAgent },
+      signal,
+    });
+    this.#recordRateLimit(response.headers);
+    return response;
+  }
+
   #backoff(retry: number): number {
     return backoffDelay(retry, this.#retryBaseDelayMs, this.#maxRetryDelayMs, Math.random);
   }

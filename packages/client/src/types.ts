@@ -355,3 +355,54 @@ export interface UploadResult {
   symbol: string;
   written: number;
 }
+
+/**
+ * The types of price event (docs/events.md): a day that became complete, a complete day that changed.
+ *
+ * @example
+ * const type: PricepointEventType = 'day.published';
+ */
+export type PricepointEventType = 'day.published' | 'day.revised';
+
+/**
+ * A price event as the event stream and the webhooks send it (docs/events.md). `id` is opaque and
+ * unique; `time` is when the prices were committed (RFC 3339, UTC); `data.etag` changes exactly when a
+ * price of the day does (it is not the `ETag` header of a read answer).
+ *
+ * @example
+ * const event: PricepointEvent = {
+ *   id: 'evt_000000000042', type: 'day.published', time: '2026-11-24T12:58:03.120Z',
+ *   data: { symbol: 'NO1', date: '2026-11-25', timezone: 'Europe/Oslo', intervals: 96, etag: '"nq2Qk3"' },
+ * };
+ */
+export interface PricepointEvent {
+  id: string;
+  type: PricepointEventType;
+  time: string;
+  data: PricepointEventData;
+}
+
+/**
+ * What a price event says about its day: the series, its local date and zone, how many intervals
+ * the day has (92, 96 or 100 quarter hours on DST days) and the ETag of the day's stored prices.
+ *
+ * @example
+ * const data: PricepointEventData = { symbol: 'NO1', date: '2026-11-25', timezone: 'Europe/Oslo', intervals: 96, etag: '"nq2Qk3"' };
+ */
+export interface PricepointEventData {
+  symbol: string;
+  date: CalendarDate;
+  timezone: string;
+  intervals: number;
+  etag: string;
+}
+
+/**
+ * What a webhook delivery carries: a price event, or the `webhook.test` event that `pricepoint
+ * webhooks test` sends (symbol `TEST`, no intervals).
+ *
+ * @example
+ * const event: WebhookEvent = await verifyWebhook(body, headers, secret);
+ * if (event.type === 'webhook.test') console.log('test delivery', event.id);
+ */
+export type WebhookEvent = PricepointEvent | (Omit<PricepointEvent, 'type'> & { type: 'webhook.test' });
