@@ -43,7 +43,22 @@ export type EndpointRow = WebhookTables['webhook_endpoints'];
 export type DeliveryRow = WebhookTables['webhook_deliveries'];
 
 export class WebhookStore {
+  private readonly dueListeners = new Set<() => void>();
+
   constructor(private readonly db: Kysely<WebhookTables>) {}
+
+  /**
+   * Calls `listener` when a call through this store made deliveries due now (an endpoint enabled, a
+   * redelivery): the delivery worker of this process, idle otherwise, wakes for them.
+   */
+  onDue(listener: () => void): () => void {
+    this.dueListeners.add(listener);
+    return () => this.dueListeners.delete(listener);
+  }
+
+  private madeDue(): void {
+    for (const listener of [...this.dueListeners]) listener();
+  }
 
   /** Over a database of the stores (whose type does not name these tables; their migrations create them). */
   static over<Tables>(db: Kysely<Tables>): WebhookStore {
@@ -77,7 +92,9 @@ export class WebhookStore {
       .set({ enabled: enabled ? 1 : 0, disabled_reason: enabled ? null : reason })
       .where('id', '=', id)
       .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    const updated = result.numUpdatedRows > 0n;
+    if (updated && enabled) this.madeDue();
+    return updated;
   }
 
   /** Adds deliveries (once per endpoint and event, whoever else adds them) and moves the cursor to `cursor`. */
@@ -111,6 +128,18 @@ export class WebhookStore {
       .orderBy('d.event_seq')
       .limit(limit)
       .execute();
+  }
+
+  /** When the next pending delivery of an enabled endpoint falls due (or its lease ends); undefined when none waits. */
+  async nextDue(): Promise<number | undefined> {
+    const row = await this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select((eb) => eb.fn.min('d.next_attempt_at').as('at'))
+      .where('e.enabled', '=', 1)
+      .where('d.state', '=', 'pending')
+      .executeTakeFirst();
+    return row?.at == null ? undefined : Number(row.at);
   }
 
   /** Takes a due delivery for `leaseUntil`: true for the one caller that moved it from `seen`. */
@@ -177,6 +206,8 @@ export class WebhookStore {
       .where('endpoint_id', '=', endpointId)
       .where('event_id', '=', eventId)
       .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    const updated = result.numUpdatedRows > 0n;
+    if (updated) this.madeDue();
+    return updated;
   }
 }

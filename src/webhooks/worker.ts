@@ -4,6 +4,12 @@
  * Webhooks specification. It runs beside the server, so an import never waits for a receiver.
  * Failed sends are retried with exponential backoff and jitter for about 24 hours; the endpoint is
  * disabled when a delivery has failed `MAX_ATTEMPTS` times.
+ *
+ * Idle when there is nothing to do: it wakes for new events (which is also how it notices an
+ * endpoint registered on another instance: only events after it concern it), for deliveries made
+ * due through this process's store (an endpoint enabled, a redelivery), and at the time the next
+ * pending delivery falls due, which it asks the store after its sends have ended. No timer runs
+ * while no delivery waits.
  */
 import { Webhook } from 'standardwebhooks';
 import type { EventLog, PriceEvent } from '../events/types.js';
@@ -17,8 +23,10 @@ import type { DeliveryRow, EndpointRow, WebhookStore } from './store.js';
  */
 export const RETRY_DELAYS_S = [5, 30, 120, 600, 1800, 3600, 7200, 14_400, 21_600, 21_600] as const;
 export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1;
-/** How often due retries are looked for without a new event. */
-const POLL_MS = 1_000;
+/** setTimeout's longest delay (about 24.8 days); a later due time is looked at again then. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+/** After a pass or a look-up failed (the database away a moment), the worker tries again this soon. */
+const AFTER_ERROR_MS = 5_000;
 const BATCH = 200;
 /** Sends under way at once, over every endpoint; a slow receiver holds one of them, not the worker. */
 const MAX_IN_FLIGHT = 100;
@@ -31,6 +39,17 @@ export interface WorkerDeps {
   readonly clock?: () => number;
   readonly random?: () => number;
   readonly onError?: (error: unknown) => void;
+  /**
+   * Calls `wake` after `ms`; returns what cancels it. Default: an unref'd setTimeout. Tests pass
+   * their own, to see when the worker asks to be woken and to wake it then.
+   */
+  readonly wakeAfter?: (ms: number, wake: () => void) => () => void;
+}
+
+function timerWake(ms: number, wake: () => void): () => void {
+  const timer = setTimeout(wake, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
 }
 
 /** The retry delay after `attempts` failed attempts, ±20% so that many endpoints do not retry in step. */
@@ -74,19 +93,25 @@ export class DeliveryWorker {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
-  private timer: NodeJS.Timeout | undefined;
-  private unsubscribe: (() => void) | undefined;
+  /** The wake-up at the next due time: when, and what cancels it. */
+  private timer: { at: number; cancel: () => void } | undefined;
+  private readonly unsubscribe: (() => void)[] = [];
   private readonly inFlight = new Set<Promise<void>>();
+  /** The last pass found more due deliveries than it had room to send: take more as sends end. */
+  private more = false;
+  private planning: Promise<void> | undefined;
+  private replan = false;
 
   constructor(private readonly deps: WorkerDeps) {
     this.clock = deps.clock ?? Date.now;
   }
 
   start(): void {
-    this.unsubscribe = this.deps.events.onAppended(() => this.wake());
-    this.timer = setInterval(() => this.wake(), POLL_MS);
-    this.timer.unref();
-    this.wake();
+    this.unsubscribe.push(
+      this.deps.events.onAppended(() => void this.wake()),
+      this.deps.store.onDue(() => void this.wake()),
+    );
+    void this.wake();
   }
 
   /**
@@ -107,6 +132,7 @@ export class DeliveryWorker {
           await this.pass();
         } catch (error) {
           this.deps.onError?.(error);
+          this.wakeAt(this.clock() + AFTER_ERROR_MS);
         }
       } while (this.again && !this.stopped);
       this.running = undefined;
@@ -115,25 +141,76 @@ export class DeliveryWorker {
   }
 
   private async settled(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    while (this.inFlight.size > 0 || this.planning) await Promise.all([...this.inFlight, this.planning]);
   }
 
   /** Stops waking, and waits for the sends under way. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.unsubscribe?.();
-    clearInterval(this.timer);
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
+    this.timer?.cancel();
+    this.timer = undefined;
     await this.running;
     await this.settled();
+  }
+
+  /**
+   * Asks the store when the next delivery falls due, and sets the one wake-up for then (or none).
+   * Asked again while an answer is awaited, it asks once more after it: that answer may predate the
+   * outcomes that asked.
+   */
+  private plan(): void {
+    if (this.stopped) return;
+    if (this.planning) {
+      this.replan = true;
+      return;
+    }
+    this.planning = (async () => {
+      try {
+        do {
+          this.replan = false;
+          this.wakeAt(await this.deps.store.nextDue());
+        } while (this.replan && !this.stopped);
+      } catch (error) {
+        this.deps.onError?.(error);
+        this.wakeAt(this.clock() + AFTER_ERROR_MS);
+      } finally {
+        this.planning = undefined;
+      }
+    })();
+  }
+
+  /** Wakes at `at` (epoch ms) instead of the wake-up set before; undefined: at none. */
+  private wakeAt(at: number | undefined): void {
+    if (this.stopped) return;
+    this.timer?.cancel();
+    this.timer = undefined;
+    if (at === undefined) return;
+    // A millisecond past the due time, so the pass it starts finds the delivery due.
+    const ms = Math.min(Math.max(at - this.clock(), 0) + 1, LONGEST_TIMER_MS);
+    const wakeAfter = this.deps.wakeAfter ?? timerWake;
+    const timer = {
+      at,
+      cancel: wakeAfter(ms, () => {
+        if (this.timer === timer) this.timer = undefined;
+        void this.wake();
+      }),
+    };
+    this.timer = timer;
   }
 
   private async pass(): Promise<void> {
     const { store, events } = this.deps;
     const enabled = (await store.endpoints()).filter((endpoint) => endpoint.enabled === 1);
+    if (enabled.length === 0) {
+      // Nothing can be due: no wake-up until an event, an enabling or a redelivery.
+      this.wakeAt(undefined);
+      return;
+    }
     // The log is read once from the endpoint furthest behind, and each endpoint takes what lies past
     // its own cursor: one query a pass when nothing is new, however many endpoints there are.
     let from = Math.min(...enabled.map((endpoint) => endpoint.cursor));
-    while (enabled.length > 0) {
+    for (;;) {
       const batch = await events.after(from, BATCH);
       const last = batch.at(-1);
       if (last === undefined) break;
@@ -162,15 +239,27 @@ export class DeliveryWorker {
       if (batch.length < BATCH) break;
     }
     const room = Math.min(50, MAX_IN_FLIGHT - this.inFlight.size);
-    if (room <= 0) return;
+    if (room <= 0) {
+      this.more = true;
+      return;
+    }
     // Due rows are claimed before they are sent (a lease), so a later pass does not take them again.
-    for (const row of await store.due(this.clock(), room)) {
+    const due = await store.due(this.clock(), room);
+    this.more = due.length === room;
+    for (const row of due) {
       this.track(this.attempt(row).catch((error: unknown) => this.deps.onError?.(error)));
     }
+    // With sends under way, the next due time is asked once they have ended (their outcomes set it).
+    if (this.inFlight.size === 0) this.plan();
   }
 
   private track(work: Promise<void>): void {
-    const tracked = work.finally(() => this.inFlight.delete(tracked));
+    const tracked = work.finally(() => {
+      this.inFlight.delete(tracked);
+      if (this.stopped) return;
+      if (this.more) void this.wake();
+      else if (this.inFlight.size === 0) this.plan();
+    });
     this.inFlight.add(tracked);
   }
 
