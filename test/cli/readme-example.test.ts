@@ -46,7 +46,8 @@ test('the README worked example runs as written: series, import, key, call, rota
   child.stderr.on('data', (chunk) => {
     output += chunk;
   });
-  const timer = setTimeout(() => process.kill(-(child.pid ?? 0), 'SIGKILL'), 90_000);
+  // Generous: each step starts a CLI process, which takes seconds on a loaded machine.
+  const timer = setTimeout(() => process.kill(-(child.pid ?? 0), 'SIGKILL'), 300_000);
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearTimeout(timer);
   // The server drains and exits after `kill %1`; give it a few seconds, then stop what is left.
