@@ -6,8 +6,9 @@
  * database, whichever process or instance committed (a `pricepoint import` beside a server, or
  * another instance on PostgreSQL). Listeners then read what they missed with `after`.
  */
-import { type QueryExecutorProvider, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { type EventRow, toEvent } from './outbox.js';
+import { type PruneOptions, type PruneResult, pruneEvents } from './prune.js';
 import type { EventLog, PriceEvent } from './types.js';
 
 /** How often an embedded store looks for new events while a stream or webhook waits for them. */
@@ -23,7 +24,8 @@ export class SqlEventLog implements EventLog {
 
   constructor(
     /** Either engine's database: the events table is read with plain SQL. */
-    private readonly db: QueryExecutorProvider,
+    // biome-ignore lint/suspicious/noExplicitAny: over either engine's tables.
+    private readonly db: Kysely<any>,
     private readonly pollMs: number,
   ) {}
 
@@ -36,6 +38,11 @@ export class SqlEventLog implements EventLog {
   async latestSeq(): Promise<number> {
     const { rows } = await sql<{ seq: number | null }>`select max(seq) as seq from events`.execute(this.db);
     return Number(rows[0]?.seq ?? 0);
+  }
+
+  /** Deletes the events past the history (./prune.ts). */
+  prune(options: PruneOptions = {}): Promise<PruneResult> {
+    return pruneEvents(this.db, options);
   }
 
   onAppended(listener: () => void): () => void {

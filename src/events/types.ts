@@ -1,3 +1,5 @@
+import type { PruneOptions, PruneResult } from './prune.js';
+
 /** What happened to a day of a series (docs/events.md). */
 export type PriceEventType = 'day.published' | 'day.revised';
 
@@ -29,4 +31,6 @@ export interface EventLog {
   latestSeq(): Promise<number>;
   /** Calls `listener` soon after new events are committed (on this or, with Redis/PostgreSQL, any instance); returns an unsubscribe. Listeners then read with `after`. */
   onAppended(listener: () => void): () => void;
+  /** Deletes the events past the kept history (docs/events.md); absent where nothing is kept long. */
+  prune?(options?: PruneOptions): Promise<PruneResult>;
 }
