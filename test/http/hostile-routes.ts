@@ -10,14 +10,14 @@ import fc from 'fast-check';
 
 type Access = 'open' | 'read' | 'write' | 'admin';
 export type BodyKind = 'none' | 'key' | 'rotate' | 'series' | 'prices' | 'webhook';
-export type QueryName = 'symbols' | 'tz' | 'format' | 'resolution' | 'from' | 'to';
+export type QueryName = 'symbols' | 'tz' | 'format' | 'resolution' | 'from' | 'to' | 'duration';
 
 export interface RouteSpec {
   readonly method: 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS';
   /** Fastify's spelling: `:name` for a path parameter, `*` for the rest of the path. */
   readonly url: string;
   readonly access: Access;
-  /** The query parameters the route knows; `from` and `to` are required where listed. */
+  /** The query parameters the route knows; `from`, `to` and `duration` are required where listed. */
   readonly query: readonly QueryName[];
   readonly body: BodyKind;
 }
@@ -49,6 +49,13 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: 'GET', url: '/api/v1/prices/latest', access: 'read', query: READ, body: 'none' },
   { method: 'GET', url: '/api/v1/prices/:date', access: 'read', query: READ, body: 'none' },
   { method: 'GET', url: '/api/v1/prices', access: 'read', query: ['from', 'to', ...READ], body: 'none' },
+  {
+    method: 'GET',
+    url: '/api/v1/prices/cheapest',
+    access: 'read',
+    query: ['symbols', 'from', 'to', 'duration', 'tz', 'format'],
+    body: 'none',
+  },
   { method: 'GET', url: '/api/v1/series', access: 'read', query: READ, body: 'none' },
   {
     method: 'GET',
@@ -57,6 +64,7 @@ export const ROUTES: readonly RouteSpec[] = [
     query: ['tz', 'format', 'resolution'],
     body: 'none',
   },
+  { method: 'GET', url: '/api/v1/tariffs', access: 'read', query: [], body: 'none' },
   { method: 'GET', url: '/api/v1/usage', access: 'read', query: [], body: 'none' },
   { method: 'PUT', url: '/api/v1/series/:symbol', access: 'admin', query: [], body: 'series' },
   { method: 'PUT', url: '/api/v1/series/:symbol/prices', access: 'write', query: [], body: 'prices' },

@@ -120,6 +120,10 @@ export const QUERY_VALUES: Record<QueryName, fc.Arbitrary<string>> = {
   ),
   from: mostly(fc.constantFrom('yesterday', 'today', '2026-11-20'), dayArb),
   to: mostly(fc.constantFrom('today', 'tomorrow', '2026-11-23'), dayArb),
+  duration: mostly(
+    fc.constantFrom('PT1H', 'P1D', 'PT15M'),
+    fc.constantFrom('pt3h', 'PT20M', 'P1W', 'PT0S', '3h'),
+  ),
 };
 
 /** A key as a client might hold it: right, of the wrong standing, or mangled in transit. */

@@ -157,6 +157,15 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
       ex(operation, 400, 'a currency no FX series converts into', () =>
         get(`${url}${join}symbols=NO1&currency=SEK`, reader),
       ),
+      ex(operation, 200, 'under a tariff, ranked', () =>
+        get(`${url}${join}symbols=NO1&tariff=household&include=rank`, reader),
+      ),
+      ex(operation, 200, 'under a tariff, ranked, as CSV', () =>
+        get(`${url}${join}symbols=NO1&tariff=household&include=provenance,rank&format=csv`, reader),
+      ),
+      ex(operation, 400, 'a tariff the server does not have', () =>
+        get(`${url}${join}symbols=NO1&tariff=nope`, reader),
+      ),
     ];
   }
 
@@ -210,11 +219,47 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
       get('/api/v1/prices?from=2024-01-01&to=2026-11-22', reader),
     ),
     ...priceExamples('GET /api/v1/prices/latest', '/api/v1/prices/latest'),
+    ...readExamples(
+      'GET /api/v1/prices/cheapest',
+      '/api/v1/prices/cheapest?symbols=NO1&duration=PT3H&from=today&to=tomorrow',
+    ),
+    ex('GET /api/v1/prices/cheapest', 200, 'the 4 cheapest intervals, in USD per kWh', () =>
+      get(
+        '/api/v1/prices/cheapest?symbols=NO1,DE-LU&contiguous=false&count=4&from=today&to=today&currency=USD&unit=kWh',
+        reader,
+      ),
+    ),
+    ex('GET /api/v1/prices/cheapest', 200, 'between two instants, across the repeated autumn hour', () =>
+      get(
+        '/api/v1/prices/cheapest?symbols=NO1&duration=PT3H&from=2026-10-24T22:00:00%2B02:00&to=2026-10-25T06:00:00%2B01:00',
+        reader,
+      ),
+    ),
+    ex('GET /api/v1/prices/cheapest', 400, 'a duration that is no whole number of intervals', () =>
+      get('/api/v1/prices/cheapest?symbols=NO1&duration=PT20M&from=today&to=today', reader),
+    ),
+    ex('GET /api/v1/prices/cheapest', 403, 'days before the tier history', () =>
+      get('/api/v1/prices/cheapest?symbols=NO1&duration=PT3H&from=2026-09-01&to=2026-09-02', h.demoKey),
+    ),
+    ex('GET /api/v1/prices/cheapest', 404, 'an unknown series', () =>
+      get('/api/v1/prices/cheapest?symbols=NO1,NOPE&duration=PT3H&from=today&to=today', reader),
+    ),
 
     // The catalogue.
     ...dayExamples('GET /api/v1/series', '/api/v1/series'),
     ...readExamples('GET /api/v1/series/{symbol}', '/api/v1/series/NO1'),
     ex('GET /api/v1/series/{symbol}', 200, 'any letter case', () => get('/api/v1/series/no1', reader)),
+
+    // The tariffs.
+    ex('GET /api/v1/tariffs', 200, 'JSON', () => get('/api/v1/tariffs', reader)),
+    ex('GET /api/v1/tariffs', 304, 'If-None-Match with the current ETag', () =>
+      notModified('/api/v1/tariffs', reader),
+    ),
+    ex('GET /api/v1/tariffs', 400, 'an unknown parameter', () => get('/api/v1/tariffs?colour=red', reader)),
+    ex('GET /api/v1/tariffs', 401, 'an unknown key', () => get('/api/v1/tariffs', BAD_KEY)),
+    ex('GET /api/v1/tariffs', 429, 'the limit of the tier is used up', () =>
+      overLimit(['read'], (key) => get('/api/v1/tariffs', key)),
+    ),
     ex('GET /api/v1/series/{symbol}', 404, 'an unknown series', () => get('/api/v1/series/NOPE', reader)),
     ex('GET /api/v1/series/{symbol}', 404, 'not a symbol at all', () =>
       get('/api/v1/series/no%20pe', reader),

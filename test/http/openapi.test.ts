@@ -31,6 +31,16 @@ writeFileSync(
   JSON.stringify({
     tiers: { tiny: { limits: [{ name: 'minute', limit: 1, windowSeconds: 60 }] } },
     fx: { EUR: { USD: 'EURUSD' } },
+    // A household tariff in USD per kWh for tariff= (docs/tariffs.md).
+    tariffs: {
+      household: {
+        currency: 'USD',
+        unit: 'kWh',
+        timezone: 'Europe/Oslo',
+        vat: [{ from: '2026-01-01', percent: 25 }],
+        fees: [{ from: '2026-01-01', rules: [{ hours: '06:00-22:00', amount: '0.05' }, { amount: '0.03' }] }],
+      },
+    },
   }),
 );
 const h = await createHarness({ env: { PRICEPOINT_CONFIG: configPath } });
@@ -228,8 +238,10 @@ describe('GET /api/v1/openapi.json', () => {
       'GET /api/v1/prices/latest': 'getLatestPrices',
       'GET /api/v1/prices/{date}': 'getPricesForDate',
       'GET /api/v1/prices': 'getPriceRange',
+      'GET /api/v1/prices/cheapest': 'getCheapestPrices',
       'GET /api/v1/series': 'listSeries',
       'GET /api/v1/series/{symbol}': 'getSeries',
+      'GET /api/v1/tariffs': 'listTariffs',
       'PUT /api/v1/series/{symbol}': 'upsertSeries',
       'PUT /api/v1/series/{symbol}/prices': 'uploadPrices',
       'GET /api/v1/usage': 'getUsage',
