@@ -246,7 +246,10 @@ export async function* streamEvents(
       const arm = () => {
         if (idleTimeoutMs === 0) return;
         clearTimeout(idle);
-        idle = setTimeout(() => connection.abort(new IdleTimeout('no byte for too long')), idleTimeoutMs);
+        idle = setTimeout(
+          () => connection.abort(new IdleTimeout(`no byte for ${idleTimeoutMs} ms`)),
+          idleTimeoutMs,
+        );
       };
       let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
       let error: unknown;
@@ -298,7 +301,9 @@ export async function* streamEvents(
       } catch (thrown) {
         if (stop.signal.aborted) return;
         if (thrown instanceof PricepointError) throw thrown;
-        error = thrown;
+        // Whatever the fetch in use makes of an abort, say why the connection was dropped.
+        const reason: unknown = connection.signal.reason;
+        error = reason instanceof IdleTimeout ? reason : thrown;
       } finally {
         clearTimeout(idle);
         stop.signal.removeEventListener('abort', cut);
