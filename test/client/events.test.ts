@@ -226,6 +226,34 @@ describe('client.events()', () => {
     assert.equal(reader.state.error, undefined);
   });
 
+  test('a server that shuts down ends the stream with a retry hint, and the client waits it', async () => {
+    // A server of its own, closed as SIGTERM closes one: each stream gets `retry: 5000`, then ends.
+    const own = await createHarness({ https: true, now: NOW });
+    const ownServer = await listenHttps(own);
+    const key = (await own.createKey({ tier: 'pro', scopes: ['read'] })).key;
+    const controller = new AbortController();
+    const reader = consume(clientFor(key, ownServer.port), { signal: controller.signal });
+    try {
+      await reader.until(() => reader.opens.length === 1, 'the stream to open');
+      await own.app.close();
+      await reader.until(() => reader.reconnects.length >= 1, 'the stream to end');
+      const [ended] = reader.reconnects;
+      // The stream was open: this is a reconnection, not a failed attempt (the server may end the
+      // answer or cut the connection right after the hint; either way the hint counts).
+      assert.equal(ended?.failures, 0);
+      // The server's hint (5 s), not the client's own default (3 s), plus at most one backoff step.
+      assert.ok(ended && ended.delayMs >= 5_000 && ended.delayMs < 5_100, `waits ${ended?.delayMs} ms`);
+      controller.abort();
+      await reader.finished;
+      assert.equal(reader.state.error, undefined);
+      assert.deepEqual(reader.got, []);
+    } finally {
+      controller.abort();
+      await ownServer.close();
+      await own.close();
+    }
+  });
+
   test('an answer that retrying cannot change is thrown as a PricepointError, without retries', async () => {
     const cases = [
       { key: 'pp_live_NotAKeyAtAll0000000000000000', options: {}, status: 401, code: 'invalid_api_key' },
