@@ -7,6 +7,13 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse as parseYaml } from 'yaml';
 import type { TierOverride } from '../domain/limits/tiers.js';
+import type { Tariff } from '../domain/money/tariff.js';
+import {
+  parseTariffs,
+  TariffConfigError,
+  type TariffEntry,
+  TariffSchema,
+} from '../domain/money/tariff-config.js';
 import { ConfigError } from './setting-kinds.js';
 import { SETTINGS } from './settings.js';
 
@@ -62,6 +69,10 @@ const FileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    // Named tariffs for tariff= (docs/tariffs.md).
+    tariffs: Type.Optional(
+      Type.Record(Type.String({ pattern: NAME }), TariffSchema, { additionalProperties: false }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -74,6 +85,8 @@ export interface FileSettings {
   readonly sources?: Readonly<Record<string, unknown>>;
   /** The `fx:` pairs as written. */
   readonly fx?: FxPairs;
+  /** The `tariffs:` by name, checked (docs/tariffs.md). */
+  readonly tariffs?: Readonly<Record<string, Tariff>>;
 }
 
 /** Reads and checks the file at the absolute `path`; an empty file sets nothing. */
@@ -102,11 +115,13 @@ export function readConfigFile(path: string): FileSettings {
     tiers = {},
     sources,
     fx,
+    tariffs: tariffEntries,
     ...values
   } = data as {
     tiers?: Record<string, TierOverride>;
     sources?: Record<string, unknown>;
     fx?: FxPairs;
+    tariffs?: Record<string, TariffEntry>;
   };
   // A limit is known to clients by its name alone (RateLimit-Policy, violated-policies).
   for (const [tier, { limits = [] }] of Object.entries(tiers)) {
@@ -118,5 +133,18 @@ export function readConfigFile(path: string): FileSettings {
       );
     }
   }
-  return { values, tiers, ...(sources !== undefined && { sources }), ...(fx !== undefined && { fx }) };
+  let tariffs: Record<string, Tariff> | undefined;
+  try {
+    tariffs = tariffEntries === undefined ? undefined : parseTariffs(tariffEntries);
+  } catch (error) {
+    if (!(error instanceof TariffConfigError)) throw error;
+    throw new ConfigError(`PRICEPOINT_CONFIG: ${path}: ${error.message}`);
+  }
+  return {
+    values,
+    tiers,
+    ...(sources !== undefined && { sources }),
+    ...(fx !== undefined && { fx }),
+    ...(tariffs !== undefined && { tariffs }),
+  };
 }

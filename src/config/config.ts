@@ -6,6 +6,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { DEFAULT_TIERS, mergeTiers, type Tier, type TierOverride } from '../domain/limits/tiers.js';
+import type { Tariff } from '../domain/money/tariff.js';
 import { type TzSourceOptions, tzFolderProblem } from '../domain/time/tz-source.js';
 import { parseSources, type SourceConfig, SourceConfigError } from '../sources/source-config.js';
 import { type FxPairs, readConfigFile } from './config-file.js';
@@ -55,6 +56,8 @@ export type Config = Omit<Settings, ReplacedInConfig> & {
   readonly sources: readonly SourceConfig[];
   /** The config file's `fx:` (docs/data-model.md, "Converted prices"); none without a file. */
   readonly fx: FxPairs;
+  /** The config file's `tariffs:` by name (docs/tariffs.md); none without a file. */
+  readonly tariffs: Readonly<Record<string, Tariff>>;
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -63,7 +66,13 @@ type Env = Readonly<Record<string, string | undefined>>;
 function readSettings(
   env: Env,
   cwd: string,
-): { settings: Settings; tiers: Record<string, TierOverride>; sources: SourceConfig[]; fx: FxPairs } {
+): {
+  settings: Settings;
+  tiers: Record<string, TierOverride>;
+  sources: SourceConfig[];
+  fx: FxPairs;
+  tariffs: Readonly<Record<string, Tariff>>;
+} {
   const configFile = SETTINGS.configFile.kind.parse(env.PRICEPOINT_CONFIG ?? '', 'PRICEPOINT_CONFIG');
   const filePath = configFile === undefined ? undefined : resolve(cwd, configFile);
   const file = filePath === undefined ? undefined : readConfigFile(filePath);
@@ -98,7 +107,13 @@ function readSettings(
     if (!(error instanceof SourceConfigError)) throw error;
     throw new ConfigError(`PRICEPOINT_CONFIG: ${filePath}: ${error.message}`);
   }
-  return { settings: chosen as Settings, tiers: { ...file?.tiers }, sources, fx: file?.fx ?? {} };
+  return {
+    settings: chosen as Settings,
+    tiers: { ...file?.tiers },
+    sources,
+    fx: file?.fx ?? {},
+    tariffs: file?.tariffs ?? {},
+  };
 }
 
 function tlsSettings(settings: Settings, cwd: string): TlsSettings {
@@ -144,7 +159,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     );
   }
   const cwd = process.cwd();
-  const { settings, tiers: tierOverrides, sources, fx } = readSettings(env, cwd);
+  const { settings, tiers: tierOverrides, sources, fx, tariffs } = readSettings(env, cwd);
   const tls = tlsSettings(settings, cwd);
   let tiers: Record<string, Tier>;
   try {
@@ -164,6 +179,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     tzData: tzDataSetting(tzDir, env, cwd),
     sources,
     fx,
+    tariffs,
     ...overrides,
   };
   if (!isAbsolute(config.databasePath) && config.databasePath !== ':memory:') {

@@ -74,6 +74,54 @@ export const ConversionFields = {
   ),
 };
 
+/** `tariff`, which the day endpoints take besides `ConversionFields` (docs/tariffs.md). */
+export const TariffField = {
+  tariff: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z][A-Za-z0-9_-]{0,31}$',
+      description:
+        "A tariff of this server (GET /api/v1/tariffs; case-insensitive): each interval also has `total` and its parts `spot`, `fees` and `vat`, in the tariff's currency and per its unit, fees by the local time of the interval's start (docs/tariffs.md). 400 (parameter tariff) for a name the server has no tariff of, or a series not priced per energy unit.",
+      // No `examples`: a server has only the tariffs its operator configured.
+    }),
+  ),
+};
+
+/** What `include` may name, comma-separated (`include=provenance,rank`). */
+export const INCLUDES = ['provenance', 'rank'] as const;
+export type Include = (typeof INCLUDES)[number];
+
+/** `include`: extra fields of the day endpoints, several separated by commas. */
+export const IncludeField = {
+  include: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z]+(,[A-Za-z]+)*$',
+      description:
+        'Comma-separated, any letter case: provenance (CSV rows also carry complete and source; JSON answers always do), rank (each interval also has rank, 1 = cheapest of its day, and level against the 7 days before; docs/tariffs.md).',
+      examples: ['provenance,rank'],
+    }),
+  ),
+};
+
+/**
+ * The values of `include`, each once; an unknown one is a 400 naming the parameter.
+ * @example parseInclude('Rank,provenance') // Set { 'rank', 'provenance' }
+ */
+export function parseInclude(raw: string | undefined): ReadonlySet<Include> {
+  const values = new Set<Include>();
+  for (const value of raw === undefined ? [] : raw.split(',')) {
+    const known = INCLUDES.find((v) => v === value.toLowerCase());
+    if (known === undefined) {
+      throw new ApiError(
+        'invalid_parameter',
+        `The parameter "include" holds "${value}"; it takes ${INCLUDES.join(', ')}, separated by commas.`,
+        { extra: { parameter: 'include' } },
+      );
+    }
+    values.add(known);
+  }
+  return values;
+}
+
 /**
  * The request headers the read endpoints honour besides the key, for a route's `schema.headers`, so
  * that the document lists them as header parameters. Any other header stays allowed: the key
@@ -101,13 +149,18 @@ export const SeriesMetaFields = {
   resolution: resolutionSchema('ISO 8601 duration of one interval, as served.'),
 };
 
-/** Parses `symbols`, `tz`, `resolution`, `currency` and `unit` into a service query, naming the parameter that is wrong. */
+/**
+ * Parses `symbols`, `tz`, `resolution`, `currency`, `unit`, `tariff` and `include` into a service
+ * query, naming the parameter that is wrong.
+ */
 export function parseReadQuery(raw: {
   symbols?: string;
   tz?: string;
   resolution?: Resolution;
   currency?: string;
   unit?: EnergyUnit;
+  tariff?: string;
+  include?: string;
 }): DayQuery {
   let symbols: string[] | undefined;
   if (raw.symbols !== undefined) {
@@ -143,6 +196,8 @@ export function parseReadQuery(raw: {
     ...(raw.resolution && { resolution: raw.resolution }),
     ...(raw.currency && { currency: raw.currency.toUpperCase() }),
     ...(raw.unit && { unit: raw.unit }),
+    ...(raw.tariff && { tariff: raw.tariff.toLowerCase() }),
+    ...(parseInclude(raw.include).has('rank') && { rank: true }),
   };
 }
 

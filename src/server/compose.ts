@@ -56,6 +56,7 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
       clock,
       cache: { freshMs: config.readCacheMs, staleMs: 15 * 60_000, now: () => performance.now() },
       fx: config.fx,
+      tariffs: config.tariffs,
     }),
     imports: createImportService({ prices: stores.prices }),
     series: createSeriesService({ prices: stores.prices }),

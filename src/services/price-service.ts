@@ -25,9 +25,11 @@ import {
   type FxUsed,
   type PricePoint,
 } from './price-conversion.js';
+import { type Ranked, REFERENCE_DAYS, rankDays } from './ranking.js';
 import { createReadCache, type ReadCacheOptions } from './read-cache.js';
 import { coverageOf, type SeriesView } from './series-service.js';
 import { readServedDays, type SeriesDay, servedPoint } from './served-days.js';
+import { type TariffedPoint, type Tariffs, tariffConversion, tariffNamed, withTariff } from './tariffs.js';
 
 export type { SeriesDay, ServedPrice } from './served-days.js';
 
@@ -45,8 +47,13 @@ export interface AnsweredDay extends SeriesDay {
   readonly source: string | null;
   /** Converted into another currency: the rate of the first interval; `null` when none had a rate. */
   readonly fx?: FxUsed | null;
-  readonly prices: readonly PricePoint[];
+  /** With `tariff`: its name; each interval then has its total and parts (docs/tariffs.md). */
+  readonly tariff?: string;
+  readonly prices: readonly AnsweredPoint[];
 }
+
+/** An interval as answered: converted, with a tariff's parts and with rank and level when asked. */
+export type AnsweredPoint = TariffedPoint & Partial<Ranked>;
 
 export interface DayAnswer {
   readonly generatedAt: string;
@@ -73,6 +80,10 @@ export interface DayQuery {
   readonly currency?: string;
   /** Energy prices per this unit. */
   readonly unit?: EnergyUnit;
+  /** A tariff's name: each interval's total and parts, in the tariff's currency and unit. */
+  readonly tariff?: string;
+  /** Each interval's rank in its day and level against the days before (docs/tariffs.md). */
+  readonly rank?: boolean;
 }
 
 /** A day named relative to each series' today (`offset`) or by its date. */
@@ -88,6 +99,8 @@ export interface DayPlan {
     readonly today: CalendarDate;
     readonly date: CalendarDate;
     readonly to: CalendarDate;
+    /** With `rank`: the first day read as the reference of the levels (up to 7 days before `date`). */
+    readonly reference?: CalendarDate;
   }[];
   /** Rate-limit units the request takes (README "Rate limits"): see `weightOf`. */
   readonly weight: number;
@@ -127,12 +140,14 @@ export interface PriceServiceDeps {
   readonly cache?: Omit<ReadCacheOptions, 'maxEntries'>;
   /** The FX series that convert each pair (`fx:` in the config file). */
   readonly fx?: FxPairs;
+  /** The tariffs by name (`tariffs:` in the config file). */
+  readonly tariffs?: Tariffs;
 }
 
 /** The tag of the series list in the read cache: every change of any series drops it. */
 const ALL_SERIES = '*';
 
-export function createPriceService({ prices, clock, cache, fx = {} }: PriceServiceDeps) {
+export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {} }: PriceServiceDeps) {
   const cacheOptions = {
     freshMs: 0,
     staleMs: 0,
@@ -226,6 +241,51 @@ export function createPriceService({ prices, clock, cache, fx = {} }: PriceServi
     return convertDays(prices, days, query, fx, fxSeries);
   }
 
+  /**
+   * The query as read: with `tariff`, converted into the tariff's currency and unit (checked against
+   * what else was asked and the series), and refused with `resolution=P1D`, whose one interval would
+   * span fees of different hours.
+   */
+  function resolvedQuery(query: DayQuery, series: readonly Series[]): DayQuery {
+    if (query.tariff === undefined) return query;
+    const tariff = tariffNamed(tariffs, query.tariff);
+    if (query.resolution === 'P1D') {
+      throw new ApiError(
+        'invalid_parameter',
+        'The parameter "resolution" (P1D) cannot be read with "tariff": the fees of a day change by the hour. Ask PT1H or finer.',
+        { extra: { parameter: 'resolution' } },
+      );
+    }
+    return { ...query, ...tariffConversion(tariff, query, series), tariff: tariff.name };
+  }
+
+  /**
+   * Consecutive days of one series as answered: converted, under the tariff, ranked. With `rank`,
+   * the days from `reference` are read too, converted and priced the same way, for the levels.
+   */
+  async function answeredDays(w: DayPlan['wanted'][number], query: DayQuery): Promise<AnsweredDay[]> {
+    const earlier =
+      w.reference === undefined || w.reference >= w.date
+        ? []
+        : await seriesDays(w.series, w.reference, addDays(w.date, -1), w.zone, query.resolution);
+    const asked = await seriesDays(w.series, w.date, w.to, w.zone, query.resolution);
+    let days: AnsweredDay[] = await converted([...earlier, ...asked], query);
+    if (query.tariff !== undefined) days = withTariff(days, tariffNamed(tariffs, query.tariff));
+    if (query.rank !== true) return days;
+    const valued = query.tariff !== undefined;
+    const ranks = rankDays(
+      days.map((d) => d.prices.map((p) => (valued ? p.total : p.price))),
+      earlier.length,
+    );
+    return days.slice(earlier.length).map((d, i) => ({
+      ...d,
+      prices: d.prices.map((p, j) => {
+        const r = ranks[i]?.[j];
+        return r === undefined ? p : { ...p, rank: r.rank, level: r.level };
+      }),
+    }));
+  }
+
   /** Resolves a day name against one series' today. */
   function dayOf(name: DayName, today: CalendarDate): CalendarDate {
     return 'date' in name ? name.date : addDays(today, name.offset);
@@ -235,28 +295,40 @@ export function createPriceService({ prices, clock, cache, fx = {} }: PriceServi
    * Which days of which series a request means (each resolved in the zone it is read in), checked
    * against the catalogue, the tier and the range bounds, and what reading them weighs.
    */
-  async function planDays(tier: Tier, query: DayQuery, from: DayName, to: DayName): Promise<DayPlan> {
+  async function planDays(tier: Tier, asked: DayQuery, from: DayName, to: DayName): Promise<DayPlan> {
     const now = clock();
-    const selected = await selectSeries(tier, query.symbols);
+    const selected = await selectSeries(tier, asked.symbols);
+    const query = resolvedQuery(asked, selected);
     const wanted = selected.map((series) => {
       const zone = query.tz ?? series.timezone;
       const today = localDate(now, zone);
-      return { series, zone, today, date: dayOf(from, today), to: dayOf(to, today) };
+      const date = dayOf(from, today);
+      // The levels' reference: the days before, but none the tier may not read.
+      const history = tier.historyDays === null ? undefined : addDays(today, -tier.historyDays);
+      const reference = addDays(date, -REFERENCE_DAYS);
+      return {
+        series,
+        zone,
+        today,
+        date,
+        to: dayOf(to, today),
+        ...(query.rank === true && {
+          reference: history !== undefined && history > reference ? history : reference,
+        }),
+      };
     });
     for (const w of wanted) checkRange(w.date, w.to);
     checkHistory(tier, wanted);
     checkCoarseGrid(wanted, query);
     checkConversion(selected, query, fx);
-    return { now, query, wanted, weight: weightOf(wanted) };
+    // Reading the reference days is work too: they count like the days answered.
+    const weight = weightOf(wanted.map((w) => ({ ...w, date: w.reference ?? w.date })));
+    return { now, query, wanted, weight };
   }
 
   /** The days of a plan, read and written as served. */
   async function readPlan({ now, query, wanted }: DayPlan): Promise<DayAnswer> {
-    const days = await Promise.all(
-      wanted.map(async (w) =>
-        converted(await seriesDays(w.series, w.date, w.to, w.zone, query.resolution), query),
-      ),
-    );
+    const days = await Promise.all(wanted.map((w) => answeredDays(w, query)));
     return {
       generatedAt: new Date(now).toISOString(),
       series: days.flat(),
@@ -307,9 +379,17 @@ export function createPriceService({ prices, clock, cache, fx = {} }: PriceServi
      * Per series, the interval that contains now or else the last one before now, within the tier's
      * history; a series with none has `prices: []` and today's date.
      */
-    async latest(tier: Tier, query: DayQuery): Promise<DayAnswer> {
+    async latest(tier: Tier, asked: DayQuery): Promise<DayAnswer> {
       const now = clock();
-      const selected = await selectSeries(tier, query.symbols);
+      const selected = await selectSeries(tier, asked.symbols);
+      if (asked.rank === true) {
+        throw new ApiError(
+          'invalid_parameter',
+          'The parameter "include" (rank) ranks the intervals of whole days: ask /prices/today or a date.',
+          { extra: { parameter: 'include' } },
+        );
+      }
+      const query = resolvedQuery(asked, selected);
       checkConversion(selected, query, fx);
       const series = await Promise.all(
         selected.map(async (s): Promise<AnsweredDay> => {
@@ -347,9 +427,11 @@ export function createPriceService({ prices, clock, cache, fx = {} }: PriceServi
           };
         }),
       );
+      const tariff = query.tariff === undefined ? undefined : tariffNamed(tariffs, query.tariff);
+      const answered = (await Promise.all(series.map((day) => converted([day], query)))).flat();
       return {
         generatedAt: new Date(now).toISOString(),
-        series: (await Promise.all(series.map((day) => converted([day], query)))).flat(),
+        series: tariff === undefined ? answered : withTariff(answered, tariff),
         ...fxSymbolsOf(selected, query, fx),
         settled: false,
         changesAt: nextMidnight(

@@ -41,6 +41,10 @@ export interface CsvOptions {
   readonly provenance?: boolean;
   /** Converted into a currency: each row also names its rate, `fx_symbol,fx_date,fx_rate`. */
   readonly fx?: boolean;
+  /** With a tariff: `tariff,spot,fees,vat,total` (docs/tariffs.md). */
+  readonly tariff?: boolean;
+  /** With `include=rank`: `rank,level`. */
+  readonly rank?: boolean;
 }
 
 /**
@@ -48,6 +52,17 @@ export interface CsvOptions {
  * Written in turns (see `inTurns`).
  */
 export async function renderDayCsv(answer: DayAnswer, options: CsvOptions = {}): Promise<string> {
+  if (options.tariff === true || options.rank === true) {
+    const header = [
+      CSV_HEADER,
+      ...(options.provenance === true ? [PROVENANCE_COLUMNS] : []),
+      ...(options.fx === true ? [FX_COLUMNS] : []),
+      ...(options.tariff === true ? [TARIFF_COLUMNS] : []),
+      ...(options.rank === true ? [RANK_COLUMNS] : []),
+    ].join(',');
+    const rows = await inTurns(answer.series, (s) => writeExtendedCsvRows(s, options));
+    return `${header}\r\n${rows.join('')}`;
+  }
   if (options.fx === true) {
     const header = `${CSV_HEADER}${options.provenance === true ? `,${PROVENANCE_COLUMNS}` : ''},${FX_COLUMNS}`;
     const rows = await inTurns(answer.series, (s) => writeCsvRows(s, options.provenance === true, true));
@@ -79,11 +94,20 @@ function fxJson(fx: FxUsed): string {
   return `{"symbol":${JSON.stringify(fx.symbol)},"date":"${fx.date}","rate":${fx.rate}}`;
 }
 
+/** A tariff's parts and the rank of an interval, as JSON members after its price; empty when it has none. */
+function extraJson(p: SeriesDay['prices'][number]): string {
+  const parts =
+    p.total === undefined ? '' : `,"total":${p.total},"spot":${p.spot},"fees":${p.fees},"vat":${p.vat}`;
+  const rank =
+    p.rank === undefined ? '' : `,"rank":${p.rank},"level":${p.level == null ? 'null' : `"${p.level}"`}`;
+  return parts + rank;
+}
+
 function writeSeriesDayJson(s: SeriesDay): string {
   const prices = s.prices
     .map(
       (p) =>
-        `{"start":"${p.start}","end":"${p.end}","price":${p.price}${p.fx === undefined ? '' : `,"fx":${fxJson(p.fx)}`}}`,
+        `{"start":"${p.start}","end":"${p.end}","price":${p.price}${p.fx === undefined ? '' : `,"fx":${fxJson(p.fx)}`}${extraJson(p)}}`,
     )
     .join(',');
   const meta = JSON.stringify({
@@ -97,6 +121,7 @@ function writeSeriesDayJson(s: SeriesDay): string {
     date: s.date,
     complete: s.complete,
     source: s.source,
+    ...(s.tariff !== undefined && { tariff: s.tariff }),
   });
   const fx = s.fx === undefined ? '' : `,"fx":${s.fx === null ? 'null' : fxJson(s.fx)}`;
   return `${meta.slice(0, -1)}${fx},"prices":[${prices}]}`;
@@ -120,6 +145,10 @@ export const CSV_HEADER = 'symbol,date,start,end,price,currency,unit';
 export const PROVENANCE_COLUMNS = 'complete,source';
 /** The columns `currency` adds last: the rate each row was converted with, empty where none was needed. */
 export const FX_COLUMNS = 'fx_symbol,fx_date,fx_rate';
+/** The columns `tariff` adds after those: the tariff's name and the parts, empty where it does not apply yet. */
+export const TARIFF_COLUMNS = 'tariff,spot,fees,vat,total';
+/** The columns `include=rank` adds last. */
+export const RANK_COLUMNS = 'rank,level';
 
 function seriesDayCsv(s: SeriesDay): string {
   let rows = csvOfDay.get(s);
@@ -149,5 +178,25 @@ function writeCsvRows(s: SeriesDay, provenance: boolean, fx = false): string {
     fx == null ? ',,' : `${csvField(fx.symbol)},${fx.date},${fx.rate}`;
   return s.prices
     .map((p) => `${head},${p.start},${p.end},${p.price},${tail},${fxColumns(p.fx ?? s.fx)}\r\n`)
+    .join('');
+}
+
+/** Rows with the columns of a tariff or of ranks, each group present as `options` asks. */
+function writeExtendedCsvRows(s: SeriesDay, options: CsvOptions): string {
+  const head = `${csvField(s.symbol)},${s.date}`;
+  const tail = `${csvField(s.currency)},${csvField(s.unit)}${options.provenance === true ? `,${s.complete},${csvField(s.source ?? '')}` : ''}`;
+  return s.prices
+    .map((p) => {
+      let row = `${head},${p.start},${p.end},${p.price},${tail}`;
+      if (options.fx === true) {
+        const fx = p.fx ?? s.fx;
+        row += fx == null ? ',,,' : `,${csvField(fx.symbol)},${fx.date},${fx.rate}`;
+      }
+      if (options.tariff === true) {
+        row += `,${csvField(s.tariff ?? '')},${p.spot ?? ''},${p.fees ?? ''},${p.vat ?? ''},${p.total ?? ''}`;
+      }
+      if (options.rank === true) row += `,${p.rank ?? ''},${p.level ?? ''}`;
+      return `${row}\r\n`;
+    })
     .join('');
 }

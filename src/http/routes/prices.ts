@@ -9,6 +9,7 @@ import { ApiError } from '../../domain/errors/api-error.js';
 import type { Tier } from '../../domain/limits/tiers.js';
 import { isCalendarDate } from '../../domain/time/days.js';
 import type { DayAnswer, DayName, DayPlan, DayQuery, PriceService } from '../../services/price-service.js';
+import { LEVELS } from '../../services/ranking.js';
 import { INTERVALS_PER_TURN, nextTurn } from '../../services/served-days.js';
 import { type AnswerCache, type AnswerContent, answerKey } from '../answer-cache.js';
 import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
@@ -16,11 +17,14 @@ import type { KeyGuard } from '../key-guard.js';
 import {
   answerFormat,
   ConversionFields,
+  IncludeField,
+  parseInclude,
   parseReadQuery,
   ReadHeadersSchema,
   ReadQueryFields,
   SeriesMetaFields,
   stringEnum,
+  TariffField,
 } from '../read-query.js';
 import { renderDayCsv, renderDayJson, renderSeriesDaysJson } from '../render/day-answer.js';
 import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
@@ -34,6 +38,35 @@ const FxSchema = Type.Object(
   { description: 'The FX rate a converted price was computed with.' },
 );
 
+/** A tariff's parts of an interval (docs/tariffs.md); absent where the tariff has no version in force yet. */
+const TariffPartsFields = {
+  total: Type.Optional(
+    Type.Number({
+      description: 'With tariff: spot + fees + vat, exactly, in the tariff currency per its unit.',
+      examples: [1.141750711],
+    }),
+  ),
+  spot: Type.Optional(
+    Type.Number({
+      description: 'With tariff: the price converted into the tariff currency and unit.',
+      examples: [0.478100569],
+    }),
+  ),
+  fees: Type.Optional(
+    Type.Number({
+      description: "With tariff: fixed amounts plus the time-of-use fee at the interval's local start.",
+      examples: [0.4353],
+    }),
+  ),
+  vat: Type.Optional(
+    Type.Number({
+      description:
+        'With tariff: VAT percent of spot + fees, rounded half away from zero to 6 decimals per MWh (9 per kWh).',
+      examples: [0.228350142],
+    }),
+  ),
+};
+
 const PricePointSchema = Type.Object({
   start: Type.String({ format: 'date-time', description: 'RFC 3339, with the offset in force then.' }),
   end: Type.String({ format: 'date-time', description: 'RFC 3339; the interval is [start, end).' }),
@@ -45,6 +78,21 @@ const PricePointSchema = Type.Object({
     ...FxSchema,
     description: "Only when a converted day's intervals used different rates: this interval's rate.",
   }),
+  ...TariffPartsFields,
+  rank: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description:
+        'With include=rank: 1 = cheapest interval of its day (on total with a tariff); equal values share a rank and the next is skipped (1, 2, 2, 4).',
+    }),
+  ),
+  level: Type.Optional(
+    Type.Union([stringEnum(LEVELS, 'The level against the reference.'), Type.Null()], {
+      description:
+        'With include=rank: very_cheap, cheap, normal, expensive or very_expensive, against the mean of the 7 local days before (docs/tariffs.md, "Rank and level"); null when those hold no price.',
+      examples: ['cheap'],
+    }),
+  ),
 });
 
 /**
@@ -67,6 +115,9 @@ export const DayAnswerSchema = Type.Object(
             'The source that wrote the day (its configured name, e.g. entsoe), or import for files and the upload API; null when unknown.',
           examples: ['entsoe'],
         }),
+        tariff: Type.Optional(
+          Type.String({ description: 'With tariff: its name; the prices are in its currency and unit.' }),
+        ),
         fx: Type.Optional(
           Type.Union([FxSchema, Type.Null()], {
             description:
@@ -95,7 +146,7 @@ function dayResponses(description: string) {
           schema: {
             type: 'string',
             description:
-              'Header row symbol,date,start,end,price,currency,unit (with include=provenance also complete,source; with currency also fx_symbol,fx_date,fx_rate, empty where no conversion was needed), then one row per interval.',
+              'Header row symbol,date,start,end,price,currency,unit (with include=provenance also complete,source; with currency or tariff also fx_symbol,fx_date,fx_rate, empty where no conversion was needed; with tariff also tariff,spot,fees,vat,total; with include=rank also rank,level), then one row per interval.',
           },
         },
       },
@@ -105,18 +156,8 @@ function dayResponses(description: string) {
   };
 }
 
-/** Opt-in CSV columns, so that today's CSV clients see the columns they know (docs/api.md). */
-const IncludeField = {
-  include: Type.Optional(
-    stringEnum(
-      ['provenance'],
-      'provenance: CSV rows also carry complete and source (JSON answers always do).',
-    ),
-  ),
-};
-
 const DayQuerySchema = Type.Object(
-  { ...ReadQueryFields, ...ConversionFields, ...IncludeField },
+  { ...ReadQueryFields, ...ConversionFields, ...TariffField, ...IncludeField },
   { additionalProperties: false },
 );
 const DateParams = Type.Object(
@@ -133,6 +174,7 @@ const RangeQuerySchema = Type.Object(
     to: Type.String({ description: 'Last day, inclusive; at most 366 days after from.' }),
     ...ReadQueryFields,
     ...ConversionFields,
+    ...TariffField,
     ...IncludeField,
   },
   { additionalProperties: false },
@@ -168,17 +210,14 @@ async function content(
   format: 'json' | 'csv',
   until: number,
   route: string,
-  include?: 'provenance',
-  converted = false,
+  query: { include?: string; currency?: string; tariff?: string },
 ): Promise<AnswerContent> {
   let intervals = 0;
   for (const s of answer.series) intervals += s.prices.length;
   const pause = intervals > INTERVALS_PER_TURN ? nextTurn : () => undefined;
   const seriesJson = format === 'json' ? await renderSeriesDaysJson(answer.series) : '';
   const text =
-    format === 'csv'
-      ? await renderDayCsv(answer, { provenance: include === 'provenance', fx: converted })
-      : renderDayJson(answer, seriesJson);
+    format === 'csv' ? await renderDayCsv(answer, csvOptions(query)) : renderDayJson(answer, seriesJson);
   await pause();
   // generatedAt is left out of the tag: the same content built again keeps its ETag.
   const etag = entityTag(format, format === 'csv' ? text : seriesJson);
@@ -198,6 +237,20 @@ async function content(
     tags: [...answer.series.map((s) => s.symbol), ...(answer.fxSymbols ?? [])],
     validUntil: Math.min(answer.changesAt, until),
     route,
+  };
+}
+
+/**
+ * The CSV columns a query asks for: today's clients see the columns they know, others only when
+ * asked (docs/api.md). A tariff converts, so it also names the rates.
+ */
+function csvOptions(query: { include?: string; currency?: string; tariff?: string }) {
+  const include = parseInclude(query.include);
+  return {
+    provenance: include.has('provenance'),
+    fx: query.currency !== undefined || query.tariff !== undefined,
+    tariff: query.tariff !== undefined,
+    rank: include.has('rank'),
   };
 }
 
@@ -263,14 +316,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
       const built = await deps.prices.read(planned);
       const until = deps.freshMs > 0 ? now + deps.freshMs : now;
       const kept = planned.weight === 1 ? key : undefined;
-      const body = await content(
-        built,
-        chosen,
-        until,
-        routeOf(request),
-        query.include,
-        query.currency !== undefined,
-      );
+      const body = await content(built, chosen, until, routeOf(request), query);
       answer = deps.answers.keep(kept, body, now);
     }
     return sendAnswer(request, reply, deps.answers, answer);
@@ -326,14 +372,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         deps.answers,
         deps.answers.keep(
           undefined,
-          await content(
-            answer,
-            format,
-            now,
-            routeOf(request),
-            request.query.include,
-            request.query.currency !== undefined,
-          ),
+          await content(answer, format, now, routeOf(request), request.query),
           now,
         ),
       );
