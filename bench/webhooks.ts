@@ -21,7 +21,18 @@ import { Agent } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, cleanups, cli, cpuSeconds, envWith, httpsCall, REPO, runBench, startChild } from './lib.js';
+import {
+  CLI,
+  cleanups,
+  cli,
+  cpuSeconds,
+  envWith,
+  httpsCall,
+  median,
+  REPO,
+  runBench,
+  startChild,
+} from './lib.js';
 
 const DAYS = Number(process.env.BENCH_WEBHOOK_DAYS ?? 30);
 const ENDPOINTS = Number(process.env.BENCH_WEBHOOK_ENDPOINTS ?? 100);
@@ -155,6 +166,7 @@ async function main(): Promise<void> {
 
   // The server's delivery log for every endpoint.
   let undelivered = 0;
+  const latencies: number[] = [];
   for (const id of endpointIds) {
     const log = JSON.parse(
       (
@@ -162,7 +174,8 @@ async function main(): Promise<void> {
           'x-api-key': admin,
         })
       ).body,
-    ) as { eventId: string; state: string }[];
+    ) as { eventId: string; state: string; latencyMs: number | null }[];
+    for (const d of log) if (d.latencyMs !== null) latencies.push(d.latencyMs);
     // The log is written just after each answer: a delivery still `pending` a moment is not a failure.
     undelivered += log.filter((d) => d.state === 'failed').length;
     if (log.length !== DAYS)
@@ -185,6 +198,7 @@ async function main(): Promise<void> {
     `| deliveries received | ${expected.toLocaleString('en')} (${ENDPOINTS} endpoints × ${DAYS}), ${duplicates} twice, ${undelivered} failed |`,
     `| import commit → first delivery | ${first - commitAt} ms |`,
     `| import commit → last delivery | ${(seconds * 1000).toFixed(0)} ms |`,
+    `| send latency p50 / max (the server's delivery log) | ${median(latencies)} ms / ${Math.max(...latencies)} ms |`,
     `| **deliveries per second** | **${perSecond.toFixed(0)}** |`,
     `| server CPU time | ${cpu.toFixed(1)} s (${((cpu / expected) * 1000).toFixed(2)} ms a delivery) |`,
     '',

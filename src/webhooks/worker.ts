@@ -257,8 +257,11 @@ export class DeliveryWorker {
     const tracked = work.finally(() => {
       this.inFlight.delete(tracked);
       if (this.stopped) return;
-      if (this.more) void this.wake();
-      else if (this.inFlight.size === 0) this.plan();
+      // More were due than there was room for: one pass refills once half the sends have ended,
+      // rather than a pass (and its queries) after every send.
+      if (this.more) {
+        if (this.inFlight.size <= MAX_IN_FLIGHT / 2) void this.wake();
+      } else if (this.inFlight.size === 0) this.plan();
     });
     this.inFlight.add(tracked);
   }
