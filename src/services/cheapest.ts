@@ -7,6 +7,7 @@
  */
 import { ApiError } from '../domain/errors/api-error.js';
 import type { Tier } from '../domain/limits/tiers.js';
+import type { TariffedPrice } from '../domain/money/tariff.js';
 import { decimalMean } from '../domain/prices/aggregate.js';
 import {
   addDays,
@@ -182,8 +183,11 @@ export function missingSpans(series: Series, range: Span, published: readonly Ti
   return spans;
 }
 
-/** An interval as answered: as the day endpoints serve it, with the rate it was converted at. */
-export interface CheapPoint extends PricePoint {
+/**
+ * An interval as answered: as the day endpoints serve it, with the rate it was converted at and,
+ * under a tariff, its total and parts.
+ */
+export interface CheapPoint extends PricePoint, Partial<TariffedPrice> {
   readonly fx?: FxUsed;
 }
 
@@ -194,6 +198,8 @@ export interface CheapestSeries extends Series {
   readonly to: string;
   readonly zone: string;
   readonly span: Span;
+  /** With `tariff`: its name; the intervals were chosen on their totals. */
+  readonly tariff?: string;
   /** Every interval of the range is published (and, converted, has a rate). */
   readonly complete: boolean;
   readonly missing: readonly Span[];
@@ -319,10 +325,13 @@ function cheapestOf(
       const end = Date.parse(p.end);
       if (start < span.start || end > span.end) continue;
       const fx = p.fx ?? day.fx ?? undefined;
-      points.push({ start, end, price: p.price, point: { ...p, ...(fx && { fx }) } });
+      // Under a tariff, totals are compared; an interval before the tariff's first version has none.
+      const price = day.tariff === undefined ? p.price : p.total;
+      if (price === undefined) continue;
+      points.push({ start, end, price, point: { ...p, ...(fx && { fx }) } });
     }
   }
-  const meta = days[0] ?? range.series;
+  const meta: Series & { tariff?: string } = days[0] ?? range.series;
   const missing = missingSpans(range.series, span, points);
   let chosen: number[] | undefined;
   if (pick.contiguous) {
@@ -347,6 +356,7 @@ function cheapestOf(
     to: formatInstant(span.end, zone),
     zone,
     span,
+    ...(meta.tariff !== undefined && { tariff: meta.tariff }),
     complete: missing.length === 0,
     missing,
     ...(picked !== undefined &&

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Decimal } from 'decimal.js';
+import { parseTariffs } from '../../src/domain/money/tariff-config.js';
 import { dayBounds, formatInstant } from '../../src/domain/time/days.js';
 import { createImportService } from '../../src/services/import-service.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
@@ -22,6 +23,7 @@ interface Point {
 }
 interface Cheapest {
   symbol: string;
+  tariff?: string;
   currency: string;
   unit: string;
   from: string;
@@ -45,6 +47,8 @@ const CHEAP: Record<string, Record<number, string>> = {
   '2026-10-25': { 1: '10', 2: '11', 3: '12', 4: '13' },
   // 01:00+01, then 03:00+02 and 04:00+02: the clock skips 02:00.
   '2026-03-29': { 1: '5', 2: '6', 3: '7', 5: '4' },
+  // Spot is cheapest 07:00 to 10:00; with the day's higher grid fee, 01:00 to 04:00 costs less.
+  '2026-11-23': { 1: '24', 2: '24', 3: '24', 7: '20', 8: '20', 9: '20' },
   // 02:00 to 05:00 and 14:00 to 17:00 both sum to 60; the earlier wins.
   '2026-11-24': { 2: '20.5', 3: '19.5', 4: '20', 14: '20', 15: '20.25', 16: '19.75', 21: '30', 23: '29' },
 };
@@ -83,7 +87,23 @@ for (const engine of ['sqlite', 'postgres'] as const)
         engine,
         devData: false,
         now: '2026-11-24T20:00:00Z',
-        config: { fx: { EUR: { NOK: 'FXEURNOK' } } },
+        config: {
+          fx: { EUR: { NOK: 'FXEURNOK' } },
+          tariffs: parseTariffs({
+            household: {
+              currency: 'NOK',
+              unit: 'kWh',
+              vat: [{ from: '2026-01-01', percent: 25 }],
+              fixed: [{ from: '2026-01-01', amount: '0.0713' }],
+              fees: [
+                {
+                  from: '2026-01-01',
+                  rules: [{ hours: '06:00-22:00', amount: '0.3640' }, { amount: '0.2640' }],
+                },
+              ],
+            },
+          }),
+        },
       });
       const admin = (await h.createKey({ tier: 'enterprise', scopes: ['admin'] })).key;
       reader = (await h.createKey({ tier: 'enterprise', scopes: ['read'] })).key;
@@ -104,6 +124,7 @@ for (const engine of ['sqlite', 'postgres'] as const)
         ...Object.entries(CHEAP).flatMap(([date, cheap]) =>
           hours(date).map((start, n) => ({ symbol: 'OSLH', start, price: cheap[n] ?? '50' })),
         ),
+        { symbol: 'FXEURNOK', start: '2026-11-20T00:00:00+01:00', price: '11.5012' },
         { symbol: 'FXEURNOK', start: '2026-11-23T00:00:00+01:00', price: '11.5847' },
       ];
       const rows = points.map((p, n) => ({
@@ -219,6 +240,37 @@ for (const engine of ['sqlite', 'postgres'] as const)
       for (const p of series.cheapest?.prices ?? []) {
         assert.deepEqual(p.fx, { symbol: 'FXEURNOK', date: '2026-11-23', rate: 11.5847 });
       }
+    });
+
+    test("tariff= chooses on each interval's total: the day's higher grid fee moves the window into the night", async () => {
+      const day = 'from=2026-11-23&to=2026-11-23&duration=PT3H';
+      const spot = await cheapest(`${day}&currency=NOK&unit=kWh`);
+      assert.equal(spot.series.cheapest?.start, '2026-11-23T07:00:00+01:00');
+      const { series, body } = await cheapest(`${day}&tariff=Household`);
+      assert.equal(series.tariff, 'household');
+      assert.equal(series.currency, 'NOK');
+      assert.equal(series.unit, 'kWh');
+      assert.equal(series.cheapest?.start, '2026-11-23T01:00:00+01:00');
+      // Friday's rate, the newest published by Monday; night fee 0.2640 plus 0.0713; 25% VAT to 9 decimals.
+      const spotNok = new D('24').times('11.5012').toDecimalPlaces(6).dividedBy(1000);
+      const fees = new D('0.2640').plus('0.0713');
+      const vat = spotNok.plus(fees).times('0.25').toDecimalPlaces(9);
+      const total = spotNok.plus(fees).plus(vat).toFixed();
+      assert.deepEqual(numberTexts(body, 'total'), [total, total, total]);
+      assert.deepEqual(numberTexts(body, 'mean'), [total]);
+      const csv = await get(`/api/v1/prices/cheapest?symbols=OSLH&${day}&tariff=household&format=csv`);
+      const [header, row] = csv.body.split('\r\n');
+      assert.equal(
+        header,
+        'symbol,cheapest_start,cheapest_end,mean,start,end,price,currency,unit,complete,fx_symbol,fx_date,fx_rate,tariff,spot,fees,vat,total',
+      );
+      assert.match(
+        String(row),
+        new RegExp(
+          `,household,${spotNok.toFixed().replace('.', '\\.')},0\\.3353,[0-9.]+,${total.replace('.', '\\.')}$`,
+        ),
+      );
+      await refused(`symbols=OSLH&${day}&tariff=nope`, 'tariff');
     });
 
     test('CSV: one row per interval chosen, named as a file', async () => {

@@ -12,6 +12,7 @@ import { parseTimestamp } from '../../domain/time/timestamp.js';
 import {
   type CheapestAnswer,
   type CheapestSeries,
+  type CheapPoint,
   createCheapestService,
   type Pick,
   parseIsoDuration,
@@ -30,8 +31,9 @@ import {
   ReadQueryFields,
   SeriesMetaFields,
   stringEnum,
+  TariffField,
 } from '../read-query.js';
-import { csvField, FX_COLUMNS } from '../render/day-answer.js';
+import { csvField, FX_COLUMNS, TARIFF_COLUMNS } from '../render/day-answer.js';
 import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 import { parseDayName } from './prices.js';
 
@@ -76,6 +78,7 @@ const CheapestQuerySchema = Type.Object(
     tz: ReadQueryFields.tz,
     format: ReadQueryFields.format,
     ...ConversionFields,
+    ...TariffField,
   },
   { additionalProperties: false },
 );
@@ -91,6 +94,14 @@ const FxSchema = Type.Object({
   rate: Type.Number({ examples: [11.5847] }),
 });
 
+/** With `tariff`: each interval's parts, and the total the choice and the mean are of. */
+const TARIFF_PARTS = Object.fromEntries(
+  (['spot', 'fees', 'vat', 'total'] as const).map((name) => [
+    name,
+    Type.Optional(Type.Number({ description: `With tariff: ${name} (docs/tariffs.md).` })),
+  ]),
+);
+
 const CheapestAnswerSchema = Type.Object({
   generatedAt: Type.String({ format: 'date-time' }),
   contiguous: Type.Boolean(),
@@ -101,6 +112,11 @@ const CheapestAnswerSchema = Type.Object({
   series: Type.Array(
     Type.Object({
       ...SeriesMetaFields,
+      tariff: Type.Optional(
+        Type.String({
+          description: 'With tariff: its name; windows are chosen on totals, mean is of totals.',
+        }),
+      ),
       from: Type.String({ format: 'date-time', description: 'The range as read, in the zone read in.' }),
       to: Type.String({ format: 'date-time', description: 'Its end, exclusive.' }),
       complete: Type.Boolean({
@@ -123,8 +139,9 @@ const CheapestAnswerSchema = Type.Object({
               Type.Object({
                 start: Type.String({ format: 'date-time' }),
                 end: Type.String({ format: 'date-time' }),
-                price: Type.Number(),
+                price: Type.Number({ description: 'With tariff: the spot price in its currency and unit.' }),
                 fx: Type.Optional(FxSchema),
+                ...TARIFF_PARTS,
               }),
               { description: 'The intervals chosen, in order of time.' },
             ),
@@ -148,7 +165,7 @@ function cheapestResponses() {
         'text/csv': {
           schema: {
             type: 'string',
-            description: `Header row ${CSV_HEADER} (with currency also ${FX_COLUMNS}), then one row per interval chosen; a series with none chosen has one row with only symbol, currency, unit and complete.`,
+            description: `Header row ${CSV_HEADER} (with currency or tariff also ${FX_COLUMNS}; with tariff also ${TARIFF_COLUMNS}), then one row per interval chosen; a series with none chosen has one row with only symbol, currency, unit and complete.`,
           },
         },
       },
@@ -216,6 +233,7 @@ function seriesJson(s: CheapestSeries): string {
     unit: s.unit,
     timezone: s.timezone,
     resolution: s.resolution,
+    ...(s.tariff !== undefined && { tariff: s.tariff }),
     from: s.from,
     to: s.to,
     complete: s.complete,
@@ -231,25 +249,37 @@ function seriesJson(s: CheapestSeries): string {
       : `{"start":"${c.start}","end":"${c.end}","mean":${c.mean},"prices":[${c.prices
           .map(
             (p) =>
-              `{"start":"${p.start}","end":"${p.end}","price":${p.price}${p.fx === undefined ? '' : `,"fx":${fxJson(p.fx)}`}}`,
+              `{"start":"${p.start}","end":"${p.end}","price":${p.price}${p.fx === undefined ? '' : `,"fx":${fxJson(p.fx)}`}${partsJson(p)}}`,
           )
           .join(',')}]}`;
   return `${meta.slice(0, -1)},"cheapest":${cheapest}}`;
 }
 
-function answerCsv(answer: CheapestAnswer, fx: boolean): string {
-  const rows = [fx ? `${CSV_HEADER},${FX_COLUMNS}` : CSV_HEADER];
+/** A tariff's parts of an interval as JSON members after its price; empty without a tariff. */
+function partsJson(p: CheapPoint): string {
+  return p.total === undefined ? '' : `,"spot":${p.spot},"fees":${p.fees},"vat":${p.vat},"total":${p.total}`;
+}
+
+function answerCsv(answer: CheapestAnswer, fx: boolean, tariff: boolean): string {
+  const header = `${CSV_HEADER}${fx ? `,${FX_COLUMNS}` : ''}${tariff ? `,${TARIFF_COLUMNS}` : ''}`;
+  const rows = [header];
   for (const s of answer.series) {
-    const tail = (fxUsed: FxUsed | undefined) =>
-      `${csvField(s.currency)},${csvField(s.unit)},${s.complete}${
-        fx ? (fxUsed === undefined ? ',,,' : `,${csvField(fxUsed.symbol)},${fxUsed.date},${fxUsed.rate}`) : ''
-      }`;
+    const tail = (p: CheapPoint | undefined) => {
+      const fxUsed = p?.fx;
+      const fxColumns =
+        fxUsed === undefined ? ',,,' : `,${csvField(fxUsed.symbol)},${fxUsed.date},${fxUsed.rate}`;
+      const parts =
+        p?.total === undefined
+          ? `,${csvField(s.tariff ?? '')},,,,`
+          : `,${csvField(s.tariff ?? '')},${p.spot},${p.fees},${p.vat},${p.total}`;
+      return `${csvField(s.currency)},${csvField(s.unit)},${s.complete}${fx ? fxColumns : ''}${tariff ? parts : ''}`;
+    };
     const c = s.cheapest;
     if (c === undefined) rows.push(`${csvField(s.symbol)},,,,,,,${tail(undefined)}`);
     else {
       for (const p of c.prices) {
         rows.push(
-          `${csvField(s.symbol)},${c.start},${c.end},${c.mean},${p.start},${p.end},${p.price},${tail(p.fx)}`,
+          `${csvField(s.symbol)},${c.start},${c.end},${c.mean},${p.start},${p.end},${p.price},${tail(p)}`,
         );
       }
     }
@@ -279,7 +309,7 @@ export function cheapestRoutes(app: FastifyInstance, deps: CheapestRouteDeps): v
         operationId: 'getCheapestPrices',
         summary: 'The cheapest hours',
         description:
-          'Per series, the cheapest window of `duration` (consecutive intervals, in elapsed time: a 3-hour window across the repeated autumn hour holds 3 hours of intervals) or, with `contiguous=false`, the `count` cheapest intervals, among the published prices from `from` to `to`. Ties go to the earliest. `complete: false` and `missing` say which part of the range is not published yet. Takes one rate-limit unit.',
+          'Per series, the cheapest window of `duration` (consecutive intervals, in elapsed time: a 3-hour window across the repeated autumn hour holds 3 hours of intervals) or, with `contiguous=false`, the `count` cheapest intervals, among the published prices from `from` to `to`. With `tariff`, intervals are compared on their `total` (docs/tariffs.md). Ties go to the earliest. `complete: false` and `missing` say which part of the range is not published yet. Takes one rate-limit unit.',
         tags: ['prices'],
         querystring: CheapestQuerySchema,
         headers: ReadHeadersSchema,
@@ -303,7 +333,7 @@ export function cheapestRoutes(app: FastifyInstance, deps: CheapestRouteDeps): v
         const asked = `"contiguous":${pick.contiguous},${'count' in pick ? `"count":${pick.count}` : `"duration":"${pick.duration.text}"`}`;
         const text =
           format === 'csv'
-            ? answerCsv(answer, q.currency !== undefined)
+            ? answerCsv(answer, q.currency !== undefined || q.tariff !== undefined, q.tariff !== undefined)
             : `{"generatedAt":"${answer.generatedAt}",${asked},"series":${series}}`;
         const dates = answer.series.flatMap((s) => [
           localDate(s.span.start, s.zone),
