@@ -206,6 +206,12 @@ for (const engine of ['sqlite', 'postgres'] as const)
       assert.equal(series.from, '2026-11-24T02:30:00+01:00');
       assert.equal(series.cheapest?.start, '2026-11-24T14:00:00+01:00');
       assert.equal(series.complete, true);
+      // Days are read in tz's calendar, and every timestamp is written with its offsets.
+      const utc = await cheapest('duration=PT3H&from=2026-11-24&to=2026-11-24&tz=utc');
+      assert.equal(utc.series.from, '2026-11-24T00:00:00+00:00');
+      assert.equal(utc.series.to, '2026-11-25T00:00:00+00:00');
+      assert.equal(utc.series.cheapest?.start, '2026-11-24T01:00:00+00:00');
+      assert.equal(utc.series.complete, false, "the UTC day's last hour is Oslo's first of the 25th");
     });
 
     test('a range not yet fully published says which part is missing, and chooses among the published', async () => {
