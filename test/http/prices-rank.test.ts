@@ -206,6 +206,17 @@ describe('rank and level', () => {
     assert.equal(clamped?.[0]?.level, 'normal'); // the 3 days it may read: mean 50
   });
 
+  test('the reference days count towards the weight of a read', async () => {
+    // 120 days of an hourly series are 2,880 intervals, one unit; with the 7 days before, 3,048: two.
+    const range = `/api/v1/prices?symbols=RK&from=${addDays(DAY, -119)}&to=${DAY}`;
+    const plain = await get(range);
+    const ranked = await get(`${range}&include=rank`);
+    assert.equal(plain.statusCode, 200);
+    assert.equal(ranked.statusCode, 200);
+    assert.doesNotMatch(String(plain.headers['ratelimit-policy']), /pricepoint-cost/);
+    assert.match(String(ranked.headers['ratelimit-policy']), /pricepoint-cost=2/);
+  });
+
   test('a day without earlier prices has ranks and a null level', async () => {
     const [got] = await points(`/api/v1/prices/${addDays(DAY, -7)}?symbols=RK&include=rank`);
     assert.equal(got?.length, 24);
