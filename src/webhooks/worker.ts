@@ -101,6 +101,8 @@ export class DeliveryWorker {
   private more = false;
   private planning: Promise<void> | undefined;
   private replan = false;
+  /** When the last pass or look-up failed; undefined once a pass succeeds. */
+  private failedAt: number | undefined;
 
   constructor(private readonly deps: WorkerDeps) {
     this.clock = deps.clock ?? Date.now;
@@ -130,9 +132,11 @@ export class DeliveryWorker {
         this.again = false;
         try {
           await this.pass();
+          this.failedAt = undefined;
         } catch (error) {
           this.deps.onError?.(error);
-          this.wakeAt(this.clock() + AFTER_ERROR_MS);
+          this.failedAt = this.clock();
+          this.wakeAt(undefined);
         }
       } while (this.again && !this.stopped);
       this.running = undefined;
@@ -173,18 +177,25 @@ export class DeliveryWorker {
         } while (this.replan && !this.stopped);
       } catch (error) {
         this.deps.onError?.(error);
-        this.wakeAt(this.clock() + AFTER_ERROR_MS);
+        this.failedAt ??= this.clock();
+        this.wakeAt(undefined);
       } finally {
         this.planning = undefined;
       }
     })();
   }
 
-  /** Wakes at `at` (epoch ms) instead of the wake-up set before; undefined: at none. */
-  private wakeAt(at: number | undefined): void {
+  /**
+   * Wakes at `at` (epoch ms) instead of the wake-up set before; undefined: at none. After a failed
+   * pass or look-up, no later than `AFTER_ERROR_MS` after it, until a pass succeeds: what the failed
+   * one did not do (new events, due deliveries) is not lost until the next event.
+   */
+  private wakeAt(due: number | undefined): void {
     if (this.stopped) return;
     this.timer?.cancel();
     this.timer = undefined;
+    const retry = this.failedAt === undefined ? undefined : this.failedAt + AFTER_ERROR_MS;
+    const at = due === undefined || (retry !== undefined && retry < due) ? retry : due;
     if (at === undefined) return;
     // A millisecond past the due time, so the pass it starts finds the delivery due.
     const ms = Math.min(Math.max(at - this.clock(), 0) + 1, LONGEST_TIMER_MS);

@@ -19,20 +19,25 @@ import { startReceiver } from './receiver.js';
 const SEND = { allowPrivate: true, allowHttp: true, timeoutMs: 5_000 };
 const HOUR_MS = 60 * 60_000;
 
-/** The store with every call counted by method name (subscribing to its notices is no store work). */
-function countingStore(store: WebhookStore): { store: WebhookStore; calls: string[] } {
-  const calls: string[] = [];
-  const spy = new Proxy(store, {
+/**
+ * The store with every call counted by method name (subscribing to its notices is no store work);
+ * while `failing` is set, every call fails as a database that is away would.
+ */
+function countingStore(store: WebhookStore) {
+  const spied = { calls: [] as string[], failing: false, store };
+  spied.store = new Proxy(store, {
     get(target, name) {
       const value = Reflect.get(target, name, target) as unknown;
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
-        if (name !== 'onDue') calls.push(String(name));
+        if (name === 'onDue') return (value as (...a: unknown[]) => unknown).apply(target, args);
+        spied.calls.push(String(name));
+        if (spied.failing) return Promise.reject(new Error('the database is away'));
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },
   });
-  return { store: spy, calls };
+  return spied;
 }
 
 describe('an idle webhook worker', () => {
@@ -61,7 +66,8 @@ describe('an idle webhook worker', () => {
 
   const setUp = () => {
     const raw = WebhookStore.over(db);
-    const { store, calls } = countingStore(raw);
+    const spied = countingStore(raw);
+    const { store, calls } = spied;
     const events = new MemoryEventLog();
     const service = createWebhookService({ store: raw, keySecret: undefined, send: SEND, clock });
     const worker = new DeliveryWorker({
@@ -77,7 +83,7 @@ describe('an idle webhook worker', () => {
         return () => wakeUps.delete(wakeUp);
       },
     });
-    return { raw, calls, events, service, worker };
+    return { spied, calls, events, service, worker };
   };
 
   test('without endpoints it makes no store call and sets no wake-up, however long it waits', async () => {
@@ -138,6 +144,36 @@ describe('an idle webhook worker', () => {
     } finally {
       await worker.stop();
       await receiver.close();
+    }
+  });
+
+  test('a pass that failed is tried again 5 s later, not left for the next event', async () => {
+    const receiver = await startReceiver();
+    const { spied, events, service, worker } = setUp();
+    try {
+      await service.create({ url: receiver.url(), events: ['day.published'] }, 0);
+      worker.start();
+      await worker.wake();
+      spied.failing = true;
+      const event = events.append('day.published', 'DK1', '2026-11-25');
+      await worker.wake();
+      assert.deepEqual(
+        [...wakeUps].map((w) => w.at - now),
+        [5_001],
+        'one wake-up, 5 s after the failure',
+      );
+      spied.failing = false;
+      advanceTo(now + 5_001);
+      await worker.wake();
+      assert.deepEqual(
+        receiver.received.map((r) => r.headers['webhook-id']),
+        [event.id],
+      );
+      assert.equal(wakeUps.size, 0, 'idle again');
+    } finally {
+      await worker.stop();
+      await receiver.close();
+      await service.remove((await service.list())[0]?.id ?? '');
     }
   });
 
