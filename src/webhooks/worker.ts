@@ -186,7 +186,7 @@ export class DeliveryWorker {
   }
 
   /**
-   * Wakes at `at` (epoch ms) instead of the wake-up set before; undefined: at none. After a failed
+   * Wakes at `due` (epoch ms) instead of the wake-up set before; undefined: at none. After a failed
    * pass or look-up, no later than `AFTER_ERROR_MS` after it, until a pass succeeds: what the failed
    * one did not do (new events, due deliveries) is not lost until the next event.
    */
