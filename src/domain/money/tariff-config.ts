@@ -6,7 +6,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { isCalendarDate } from '../time/days.js';
 import { timeZoneId } from '../time/zone.js';
-import { ENERGY_UNITS } from './exact.js';
+import { ENERGY_UNITS, energyExponent } from './exact.js';
 import type { FeeRule, Tariff, Versioned, Weekday } from './tariff.js';
 import { WEEKDAYS } from './tariff.js';
 import { compareDecimals, isPlainDecimal } from './tariff-decimal.js';
@@ -14,8 +14,11 @@ import { compareDecimals, isPlainDecimal } from './tariff-decimal.js';
 const DATE = '^\\d{4}-\\d{2}-\\d{2}$';
 const HOURS = '^\\d{2}:\\d{2}-\\d{2}:\\d{2}$';
 
-/** A decimal as YAML or JSON writes it: a number, or a string to keep every digit as written. */
-const Amount = Type.Union([Type.String(), Type.Number()]);
+/**
+ * A decimal as YAML or JSON writes it: a number, or a string to keep every digit as written. Checked
+ * by `decimal`, whose message says what is expected (a union's would only say "expected union value").
+ */
+const Amount = Type.Unsafe<string | number>(Type.Unknown());
 
 const strict = { additionalProperties: false } as const;
 
@@ -24,7 +27,7 @@ const FeeRuleSchema = Type.Object(
     amount: Amount,
     hours: Type.Optional(Type.String({ pattern: HOURS })),
     weekdays: Type.Optional(
-      Type.Array(Type.Union(WEEKDAYS.map((d) => Type.Literal(d))), { minItems: 1, uniqueItems: true }),
+      Type.Array(Type.String({ pattern: `^(${WEEKDAYS.join('|')})$` }), { minItems: 1, uniqueItems: true }),
     ),
     months: Type.Optional(
       Type.Array(Type.Integer({ minimum: 1, maximum: 12 }), { minItems: 1, uniqueItems: true }),
@@ -37,7 +40,8 @@ export const TariffSchema = Type.Object(
   {
     description: Type.Optional(Type.String({ maxLength: 200 })),
     currency: Type.String({ pattern: '^[A-Z0-9]{2,10}$' }),
-    unit: Type.Union(Object.keys(ENERGY_UNITS).map((u) => Type.Literal(u))),
+    // Checked by parseTariffs: the file's messages are lower-cased, which would misspell kWh.
+    unit: Type.String(),
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     vat: Type.Optional(
       Type.Array(Type.Object({ from: Type.String({ pattern: DATE }), percent: Amount }, strict), {
@@ -78,8 +82,8 @@ export class TariffConfigError extends Error {
 }
 
 /** A decimal written plainly (`0.364`, `"0.364"`); a number YAML reads as `1e-7` must be a string. */
-function decimal(value: string | number, field: string): string {
-  const text = typeof value === 'number' ? String(value) : value.trim();
+function decimal(value: unknown, field: string): string {
+  const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
   if (!isPlainDecimal(text)) {
     throw new TariffConfigError(
       field,
@@ -145,6 +149,12 @@ export function parseTariffs(entries: Readonly<Record<string, TariffEntry>>): Re
       if (timezone === undefined) {
         throw new TariffConfigError(`${at}.timezone`, `must be an IANA time zone such as Europe/Oslo`);
       }
+    }
+    if (energyExponent(entry.unit) === undefined) {
+      throw new TariffConfigError(
+        `${at}.unit`,
+        `must be one of ${Object.keys(ENERGY_UNITS).join(', ')}, not ${JSON.stringify(entry.unit)}`,
+      );
     }
     const vat = versions(entry.vat ?? [], `${at}.vat`).map((v, i) => {
       const percent = decimal(v.percent, `${at}.vat.${i}.percent`);
