@@ -18,13 +18,7 @@ import {
 } from '../domain/time/days.js';
 import { firstGridCut, type GridCut } from '../domain/time/grid-cut.js';
 import type { DayProvenance, PriceStore, Series } from '../stores/types.js';
-import {
-  checkConversion,
-  convertDays,
-  type FxPairs,
-  type FxUsed,
-  type PricePoint,
-} from './price-conversion.js';
+import { checkConversion, convertDays, type FxPairs, type FxUsed } from './price-conversion.js';
 import { type Ranked, REFERENCE_DAYS, rankDays } from './ranking.js';
 import { createReadCache, type ReadCacheOptions } from './read-cache.js';
 import { coverageOf, type SeriesView } from './series-service.js';
@@ -256,7 +250,7 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
         { extra: { parameter: 'resolution' } },
       );
     }
-    return { ...query, ...tariffConversion(tariff, query, series), tariff: tariff.name };
+    return { ...query, ...tariffConversion(tariff, query, series, fx), tariff: tariff.name };
   }
 
   /**

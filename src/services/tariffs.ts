@@ -7,7 +7,7 @@ import { ApiError } from '../domain/errors/api-error.js';
 import { energyExponent } from '../domain/money/exact.js';
 import { applyTariff, type Tariff, type TariffedPrice } from '../domain/money/tariff.js';
 import type { Series } from '../stores/types.js';
-import type { ConversionQuery, PricePoint } from './price-conversion.js';
+import type { ConversionQuery, FxPairs, PricePoint } from './price-conversion.js';
 
 export type Tariffs = Readonly<Record<string, Tariff>>;
 
@@ -29,12 +29,13 @@ export function tariffNamed(tariffs: Tariffs, name: string): Tariff {
 /**
  * What a read with `tariff` converts into: the tariff's currency and unit. A `currency` or `unit`
  * asked besides must be the tariff's (400 naming it otherwise), and every series must be priced per
- * energy unit (400 naming `tariff`).
+ * energy unit and convertible into the tariff's currency with an FX series of `fx` (400 naming `tariff`).
  */
 export function tariffConversion(
   tariff: Tariff,
   query: ConversionQuery,
   series: readonly Series[],
+  fx: FxPairs,
 ): ConversionQuery {
   if (query.currency !== undefined && query.currency !== tariff.currency) {
     throw new ApiError(
@@ -56,6 +57,17 @@ export function tariffConversion(
       'invalid_parameter',
       `The parameter "tariff" applies to prices per energy unit (Wh, kWh, MWh); not to ${refused.join(', ')}.`,
       { extra: { parameter: 'tariff', symbols: refused } },
+    );
+  }
+  const unconverted = series.filter(
+    (s) => s.currency !== tariff.currency && fx[s.currency]?.[tariff.currency] === undefined,
+  );
+  if (unconverted.length > 0) {
+    const pairs = [...new Set(unconverted.map((s) => `${s.currency} into ${tariff.currency}`))].join(', ');
+    throw new ApiError(
+      'invalid_parameter',
+      `The parameter "tariff" (${tariff.name}) is in ${tariff.currency}, and no FX series is configured to convert ${pairs} (${unconverted.map((s) => s.symbol).join(', ')}).`,
+      { extra: { parameter: 'tariff', symbols: unconverted.map((s) => s.symbol) } },
     );
   }
   return { currency: tariff.currency, unit: tariff.unit };

@@ -28,6 +28,7 @@ const TARIFFS = parseTariffs({
     fees: [{ from: '2026-01-01', rules: [{ hours: '06:00-22:00', amount: '0.3640' }, { amount: '0.2640' }] }],
   },
   'eur-flat': { currency: 'EUR', unit: 'MWh', vat: [{ from: '2026-01-01', percent: 20 }] },
+  'sek-flat': { currency: 'SEK', unit: 'kWh' },
 });
 
 function hours(date: string): string[] {
@@ -200,11 +201,14 @@ for (const engine of ['sqlite', 'postgres'] as const)
 
     test('an unknown tariff, a clash with currency or unit, a daily mean and a non-energy series are 400', async () => {
       const unknown = await refused(`/api/v1/prices/${DAY}?symbols=TNO1&tariff=nope`, 'tariff');
-      assert.match(unknown.detail, /eur-flat, household/);
+      assert.match(unknown.detail, /eur-flat, household, sek-flat/);
       await refused(`/api/v1/prices/${DAY}?symbols=TNO1&tariff=household&currency=EUR`, 'currency');
       await refused(`/api/v1/prices/${DAY}?symbols=TNO1&tariff=household&unit=MWh`, 'unit');
       await refused(`/api/v1/prices/${DAY}?symbols=TNO1&tariff=household&resolution=P1D`, 'resolution');
       await refused(`/api/v1/prices/${DAY}?symbols=FXEURNOK&tariff=eur-flat`, 'tariff');
+      // A tariff in a currency no FX series converts the series into.
+      const sek = await refused(`/api/v1/prices/${DAY}?symbols=TNO1&tariff=sek-flat`, 'tariff');
+      assert.match(sek.detail, /EUR into SEK/);
       await refused(`/api/v1/prices/${DAY}?symbols=TNO1&tariff=${'x'.repeat(40)}`, 'tariff');
       // Matching currency and unit are no clash.
       const same = await get(`/api/v1/prices/${DAY}?symbols=TNO1&tariff=household&currency=nok&unit=kWh`);
@@ -218,7 +222,7 @@ for (const engine of ['sqlite', 'postgres'] as const)
       const { tariffs } = response.json() as { tariffs: Record<string, unknown>[] };
       assert.deepEqual(
         tariffs.map((t) => t.name),
-        ['eur-flat', 'household'],
+        ['eur-flat', 'household', 'sek-flat'],
       );
       assert.deepEqual(tariffs[1], {
         name: 'household',
