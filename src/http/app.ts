@@ -31,6 +31,7 @@ import { clientErrorAnswer, registerProblemHandling, sendProblem } from './probl
 import { foldEnumCase } from './read-query.js';
 import { createRequestRecorder } from './request-recorder.js';
 import { commonHeaders, EXPOSED_HEADERS } from './response-headers.js';
+import { cheapestRoutes } from './routes/cheapest.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { KeyViewSchema, keyRoutes } from './routes/keys.js';
@@ -41,6 +42,7 @@ import { DayAnswerSchema, priceRoutes } from './routes/prices.js';
 import { SeriesInfoSchema, seriesRoutes } from './routes/series.js';
 import { seriesAdminRoutes } from './routes/series-admin.js';
 import { sourceRoutes } from './routes/sources.js';
+import { TariffSchema, tariffRoutes } from './routes/tariffs.js';
 import { usageRoutes } from './routes/usage.js';
 import { WebhookViewSchema, webhookRoutes } from './routes/webhooks.js';
 import { ProblemSchema } from './schemas.js';
@@ -142,6 +144,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(ProblemSchema);
   app.addSchema(DayAnswerSchema);
   app.addSchema(SeriesInfoSchema);
+  app.addSchema(TariffSchema);
   app.addSchema(KeyViewSchema);
   app.addSchema(WebhookViewSchema);
   await registerDocs(app);
@@ -222,12 +225,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   healthRoutes(app, { stores });
   metricsRoutes(app, { metrics });
   priceRoutes(app, { prices: services.prices, keyGuard, answers, freshMs: config.readCacheMs, clock });
+  cheapestRoutes(app, { prices: services.prices, keyGuard, answers, freshMs: config.readCacheMs, clock });
   priceWriteRoutes(app, {
     prices: stores.prices,
     imports: services.imports,
     keyGuard,
   });
   seriesRoutes(app, { prices: services.prices, keyGuard });
+  tariffRoutes(app, { tariffs: config.tariffs, keyGuard });
   seriesAdminRoutes(app, { series: services.series, keyGuard });
   sourceRoutes(app, { sources: deps.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
