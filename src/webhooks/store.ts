@@ -4,8 +4,18 @@
  * is written so that only one of them wins: new deliveries are inserted once per (endpoint, event)
  * whoever inserts them, and a due delivery is claimed by moving its `next_attempt_at` only if it still
  * holds the value read (docs/webhooks.md).
+ *
+ * Every write is a list of Kysely statements handed to `WriteStatements`, run in order in one
+ * transaction. On PostgreSQL that is a Kysely transaction (`kyselyWrites`). On SQLite the server
+ * passes the engine's writer (../stores/sqlite/sql-engine.ts, `sqliteStatementWrites`): the statements
+ * are compiled and run synchronously once it holds the write lock, which it waits for on a timer.
+ * Through Kysely, better-sqlite3 would wait for a lock held by another process (`pricepoint import`
+ * committing) inside SQLite for the busy timeout, 5 s with every request of the server stopped; and
+ * a Kysely transaction stays open on the server's one connection across awaits, where the writer's
+ * `BEGIN IMMEDIATE` for a key or price write would fail. The statements are the same on both
+ * engines, so the guarantees above hold on both.
  */
-import type { Kysely } from 'kysely';
+import type { Compilable, Kysely } from 'kysely';
 
 export interface WebhookTables {
   webhook_endpoints: {
@@ -38,6 +48,23 @@ export interface WebhookTables {
   };
 }
 
+/** Runs `statements` in order in one transaction; resolves to the rows each changed. */
+export type WriteStatements = (statements: readonly Compilable[]) => Promise<number[]>;
+
+/** Writes through Kysely: one statement as it is, several in a Kysely transaction. */
+export function kyselyWrites<Tables>(db: Kysely<Tables>): WriteStatements {
+  const changed = (result: { numAffectedRows?: bigint }) => Number(result.numAffectedRows ?? 0n);
+  return async (statements) => {
+    const [only] = statements;
+    if (statements.length === 1 && only !== undefined) return [changed(await db.executeQuery(only))];
+    return db.transaction().execute(async (tx) => {
+      const counts: number[] = [];
+      for (const statement of statements) counts.push(changed(await tx.executeQuery(statement)));
+      return counts;
+    });
+  };
+}
+
 export type DeliveryState = 'pending' | 'delivered' | 'failed';
 export type EndpointRow = WebhookTables['webhook_endpoints'];
 export type DeliveryRow = WebhookTables['webhook_deliveries'];
@@ -45,7 +72,15 @@ export type DeliveryRow = WebhookTables['webhook_deliveries'];
 export class WebhookStore {
   private readonly dueListeners = new Set<() => void>();
 
-  constructor(private readonly db: Kysely<WebhookTables>) {}
+  private readonly write: WriteStatements;
+
+  /** `write`: how the writes reach the database (default: through `db`, see the top of this file). */
+  constructor(
+    private readonly db: Kysely<WebhookTables>,
+    write?: WriteStatements,
+  ) {
+    this.write = write ?? kyselyWrites(db);
+  }
 
   /**
    * Calls `listener` when a call through this store made deliveries due now (an endpoint enabled, a
@@ -60,13 +95,22 @@ export class WebhookStore {
     for (const listener of [...this.dueListeners]) listener();
   }
 
-  /** Over a database of the stores (whose type does not name these tables; their migrations create them). */
-  static over<Tables>(db: Kysely<Tables>): WebhookStore {
-    return new WebhookStore(db as unknown as Kysely<WebhookTables>);
+  /**
+   * Over a database of the stores (whose type does not name these tables; their migrations create
+   * them); on SQLite with the engine's `write`, so that no write waits for the lock synchronously.
+   */
+  static over<Tables>(db: Kysely<Tables>, write?: WriteStatements): WebhookStore {
+    return new WebhookStore(db as unknown as Kysely<WebhookTables>, write);
+  }
+
+  /** Runs one statement (in a transaction of its own): the rows it changed. */
+  private async writeOne(statement: Compilable): Promise<number> {
+    const [changed] = await this.write([statement]);
+    return changed ?? 0;
   }
 
   async insertEndpoint(row: EndpointRow): Promise<void> {
-    await this.db.insertInto('webhook_endpoints').values(row).execute();
+    await this.writeOne(this.db.insertInto('webhook_endpoints').values(row));
   }
 
   async endpoints(): Promise<EndpointRow[]> {
@@ -79,41 +123,44 @@ export class WebhookStore {
 
   /** False when there was no such endpoint. Its deliveries go with it. */
   async deleteEndpoint(id: string): Promise<boolean> {
-    return this.db.transaction().execute(async (tx) => {
-      await tx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
-      const result = await tx.deleteFrom('webhook_endpoints').where('id', '=', id).executeTakeFirst();
-      return result.numDeletedRows > 0n;
-    });
+    const [, endpoints] = await this.write([
+      this.db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id),
+      this.db.deleteFrom('webhook_endpoints').where('id', '=', id),
+    ]);
+    return (endpoints ?? 0) > 0;
   }
 
   async setEnabled(id: string, enabled: boolean, reason: string | null): Promise<boolean> {
-    const result = await this.db
-      .updateTable('webhook_endpoints')
-      .set({ enabled: enabled ? 1 : 0, disabled_reason: enabled ? null : reason })
-      .where('id', '=', id)
-      .executeTakeFirst();
-    const updated = result.numUpdatedRows > 0n;
+    const changed = await this.writeOne(
+      this.db
+        .updateTable('webhook_endpoints')
+        .set({ enabled: enabled ? 1 : 0, disabled_reason: enabled ? null : reason })
+        .where('id', '=', id),
+    );
+    const updated = changed > 0;
     if (updated && enabled) this.madeDue();
     return updated;
   }
 
   /** Adds deliveries (once per endpoint and event, whoever else adds them) and moves the cursor to `cursor`. */
   async enqueue(endpointId: string, cursor: number, rows: readonly DeliveryRow[]): Promise<void> {
-    await this.db.transaction().execute(async (tx) => {
-      if (rows.length > 0) {
-        await tx
+    const statements: Compilable[] = [];
+    if (rows.length > 0) {
+      statements.push(
+        this.db
           .insertInto('webhook_deliveries')
           .values([...rows])
-          .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing())
-          .execute();
-      }
-      await tx
+          .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing()),
+      );
+    }
+    statements.push(
+      this.db
         .updateTable('webhook_endpoints')
         .set({ cursor })
         .where('id', '=', endpointId)
-        .where('cursor', '<', cursor)
-        .execute();
-    });
+        .where('cursor', '<', cursor),
+    );
+    await this.write(statements);
   }
 
   /** Pending deliveries of enabled endpoints whose time has come, oldest event first. */
@@ -145,15 +192,16 @@ export class WebhookStore {
   /** Takes a due delivery for `leaseUntil`: true for the one caller that moved it from `seen`. */
   async claim(row: DeliveryRow, leaseUntil: number): Promise<boolean> {
     if (row.next_attempt_at === null) return false;
-    const result = await this.db
-      .updateTable('webhook_deliveries')
-      .set({ next_attempt_at: leaseUntil })
-      .where('endpoint_id', '=', row.endpoint_id)
-      .where('event_id', '=', row.event_id)
-      .where('state', '=', 'pending')
-      .where('next_attempt_at', '=', row.next_attempt_at)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    const changed = await this.writeOne(
+      this.db
+        .updateTable('webhook_deliveries')
+        .set({ next_attempt_at: leaseUntil })
+        .where('endpoint_id', '=', row.endpoint_id)
+        .where('event_id', '=', row.event_id)
+        .where('state', '=', 'pending')
+        .where('next_attempt_at', '=', row.next_attempt_at),
+    );
+    return changed > 0;
   }
 
   async record(
@@ -170,12 +218,13 @@ export class WebhookStore {
       | 'last_error'
     >,
   ): Promise<void> {
-    await this.db
-      .updateTable('webhook_deliveries')
-      .set(outcome)
-      .where('endpoint_id', '=', endpointId)
-      .where('event_id', '=', eventId)
-      .execute();
+    await this.writeOne(
+      this.db
+        .updateTable('webhook_deliveries')
+        .set(outcome)
+        .where('endpoint_id', '=', endpointId)
+        .where('event_id', '=', eventId),
+    );
   }
 
   /** The endpoint's deliveries, newest event first. */
@@ -200,13 +249,14 @@ export class WebhookStore {
 
   /** Sends a delivery again from its first attempt; false when there is no such delivery. */
   async redeliver(endpointId: string, eventId: string, now: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('webhook_deliveries')
-      .set({ state: 'pending', attempts: 0, next_attempt_at: now })
-      .where('endpoint_id', '=', endpointId)
-      .where('event_id', '=', eventId)
-      .executeTakeFirst();
-    const updated = result.numUpdatedRows > 0n;
+    const changed = await this.writeOne(
+      this.db
+        .updateTable('webhook_deliveries')
+        .set({ state: 'pending', attempts: 0, next_attempt_at: now })
+        .where('endpoint_id', '=', endpointId)
+        .where('event_id', '=', eventId),
+    );
+    const updated = changed > 0;
     if (updated) this.madeDue();
     return updated;
   }

@@ -7,7 +7,7 @@ import type { Stores } from '../types.js';
 import { migrateSqlite, openSqlite } from './database.js';
 import { SqliteKeyStore } from './key-store.js';
 import { SqlitePriceStore } from './price-store.js';
-import { sqliteEngine } from './sql-engine.js';
+import { sqliteEngine, sqliteStatementWrites } from './sql-engine.js';
 import { sqliteWriter } from './write-lock.js';
 
 /** How often a server looks whether another process changed a key (`pricepoint keys revoke`). */
@@ -56,7 +56,8 @@ export async function openEmbeddedStores(path: string): Promise<EmbeddedStores> 
   const events = new SqlEventLog(db, EMBEDDED_POLL_MS);
   return {
     events,
-    webhooks: WebhookStore.over(db),
+    // Its writes wait for the write lock on a timer, as the key and price writes do (docs/webhooks.md).
+    webhooks: WebhookStore.over(db, sqliteStatementWrites(raw, writer)),
     prices: new SqlitePriceStore(db, engine, raw, writer),
     keys,
     rateLimits: new MemoryRateLimitStore(),

@@ -11,6 +11,23 @@ import { RolledBack, type SqlEngine } from '../sql/engine.js';
 import { openSqliteWriteSession } from './price-write-session.js';
 import type { SqliteWriter } from './write-lock.js';
 
+/**
+ * Runs Kysely statements in order in one `writer` transaction on `raw`, synchronously once it holds
+ * the lock: the rows each changed. The webhook store writes through it (../../webhooks/store.ts).
+ */
+export function sqliteStatementWrites(
+  raw: SQLite.Database,
+  writer: SqliteWriter,
+): (statements: readonly Compilable[]) => Promise<number[]> {
+  return (statements) =>
+    writer.run(() =>
+      statements.map((statement) => {
+        const { sql: text, parameters } = statement.compile();
+        return raw.prepare(text).run(...(parameters as unknown[])).changes;
+      }),
+    );
+}
+
 /** `raw`: the connection the stores' Kysely instance uses, on which `writer` takes the lock. */
 export function sqliteEngine(raw: SQLite.Database, writer: SqliteWriter): SqlEngine {
   /** Runs a Kysely statement on the raw connection (inside a `writer` transaction): rows changed. */
