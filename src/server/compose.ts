@@ -13,7 +13,7 @@ import { createKeyService } from '../services/key-service.js';
 import { createPriceService } from '../services/price-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
 import { createSeriesService } from '../services/series-service.js';
-import { guardStores } from '../stores/guard.js';
+import { guardStores, type StoreName } from '../stores/guard.js';
 import type { Stores } from '../stores/types.js';
 import { openStores, type StoreHooks } from './open-stores.js';
 
@@ -24,7 +24,7 @@ export interface ServiceHooks {
    * Told of every failed store call. Given (the server), the stores are guarded: a failure becomes a
    * 503 `service_unavailable` (../stores/guard.ts). Without it (the CLI) errors pass as they are.
    */
-  readonly onStoreError?: (store: 'prices' | 'keys', error: unknown) => void;
+  readonly onStoreError?: (store: StoreName, error: unknown) => void;
   /** Told when a batch of last-used times could not be written. */
   readonly onFlushError?: (error: unknown) => void;
 }

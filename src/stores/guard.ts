@@ -9,7 +9,7 @@ import { ApiError } from '../domain/errors/api-error.js';
 import { CircuitOpenError } from './circuit-breaker.js';
 import type { Stores } from './types.js';
 
-type StoreName = 'prices' | 'keys';
+export type StoreName = 'prices' | 'keys' | 'webhooks';
 
 function unavailable(cause: unknown): ApiError {
   if (cause instanceof ApiError) return cause;
@@ -68,7 +68,7 @@ function guard<T extends object>(
 }
 
 /**
- * The same stores, with price and key store failures answered as 503.
+ * The same stores, with price, key and webhook store failures answered as 503.
  * @example const stores = guardStores(opened, (store, error) => log.error({ err: error, store }))
  */
 export function guardStores(stores: Stores, onError: (store: StoreName, error: unknown) => void): Stores {
@@ -76,6 +76,7 @@ export function guardStores(stores: Stores, onError: (store: StoreName, error: u
     ...stores,
     prices: guard(stores.prices, 'prices', onError),
     keys: guard(stores.keys, 'keys', onError),
+    ...(stores.webhooks && { webhooks: guard(stores.webhooks, 'webhooks', onError) }),
     close: () => stores.close(),
   };
 }

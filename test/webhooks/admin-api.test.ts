@@ -80,6 +80,24 @@ describe('webhooks admin API', () => {
     assert.equal(unknownType.statusCode, 400);
   });
 
+  test('a webhook store that fails (a lock held too long, a database away) answers 503, not 500', async () => {
+    const store = h.stores.webhooks;
+    assert.ok(store);
+    const endpoints = store.endpoints;
+    store.endpoints = async () => {
+      throw Object.assign(new Error('the database stayed locked by another writer'), { code: 'SQLITE_BUSY' });
+    };
+    try {
+      const answer = await call('GET', '/api/v1/webhooks', admin);
+      assert.equal(answer.statusCode, 503, answer.body);
+      assert.equal(answer.json().code, 'service_unavailable');
+      assert.ok(!answer.body.includes('locked by another writer'), 'the cause is logged, not sent');
+    } finally {
+      store.endpoints = endpoints;
+    }
+    assert.equal((await call('GET', '/api/v1/webhooks', admin)).statusCode, 200);
+  });
+
   test('only admin keys manage webhooks', async () => {
     const answer = await call('POST', '/api/v1/webhooks', writer, {
       url: 'https://a.example/',
