@@ -11,6 +11,7 @@ import { type Config, loadConfig } from '../../src/config/config.js';
 import { DEMO_API_KEY, loadDevData } from '../../src/dev-data/dev-data.js';
 import type { AppDeps } from '../../src/http/app.js';
 import { composeApp } from '../../src/server/compose.js';
+import { createImportService } from '../../src/services/import-service.js';
 import type { NewKey } from '../../src/services/key-service.js';
 import { plannedScheduler } from '../../src/sources/scheduler.js';
 import { openSources } from '../../src/sources/sources.js';
@@ -47,7 +48,19 @@ export interface Harness {
   readonly rawLogs: string[];
   /** Creates a key in a tier; returns the clear key and its id. */
   createKey(spec?: Partial<NewKey>): Promise<{ key: string; id: string }>;
+  /**
+   * Imports `points` of existing series in one batch, as `pricepoint import` would (all or nothing),
+   * recorded as coming from `source` (default `import`); fails the test when the import is refused.
+   */
+  importPoints(points: readonly ImportedPoint[], source?: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A price of an existing series: `start` as RFC 3339 text, `price` as decimal text. */
+export interface ImportedPoint {
+  readonly symbol: string;
+  readonly start: string;
+  readonly price: string;
 }
 
 export interface HarnessOptions {
@@ -165,6 +178,22 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     async createKey(spec = {}) {
       const { key, record } = await keys.create({ name: 'test key', tier: 'free', ...spec });
       return { key, id: record.id };
+    },
+    async importPoints(points, source = 'import') {
+      const rows = points.map((p, n) => ({
+        line: n + 1,
+        ...p,
+        currency: undefined,
+        unit: undefined,
+        error: undefined,
+      }));
+      const imported = await createImportService(stores).run(
+        (async function* () {
+          yield rows;
+        })(),
+        { source },
+      );
+      if (!imported.ok) throw new Error(`the test import was refused: ${JSON.stringify(imported)}`);
     },
     async close() {
       await app.close();

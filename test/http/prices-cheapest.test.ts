@@ -9,7 +9,6 @@ import { after, before, describe, test } from 'node:test';
 import { Decimal } from 'decimal.js';
 import { parseTariffs } from '../../src/domain/money/tariff-config.js';
 import { dayBounds, formatInstant } from '../../src/domain/time/days.js';
-import { createImportService } from '../../src/services/import-service.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const ZONE = 'Europe/Oslo';
@@ -127,20 +126,7 @@ for (const engine of ['sqlite', 'postgres'] as const)
         { symbol: 'FXEURNOK', start: '2026-11-20T00:00:00+01:00', price: '11.5012' },
         { symbol: 'FXEURNOK', start: '2026-11-23T00:00:00+01:00', price: '11.5847' },
       ];
-      const rows = points.map((p, n) => ({
-        line: n + 1,
-        ...p,
-        currency: undefined,
-        unit: undefined,
-        error: undefined,
-      }));
-      const imported = await createImportService(h.stores).run(
-        (async function* () {
-          yield rows;
-        })(),
-        { source: 'import' },
-      );
-      assert.ok(imported.ok);
+      await h.importPoints(points);
     });
     after(() => h.close());
 

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Decimal } from 'decimal.js';
 import { dayBounds, formatInstant } from '../../src/domain/time/days.js';
-import { createImportService } from '../../src/services/import-service.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const ZONE = 'Europe/Oslo';
@@ -113,20 +112,7 @@ for (const engine of ['sqlite', 'postgres'] as const)
         { symbol: 'FXEURSEK', start: '2026-11-24T05:00:00+01:00', price: '11.0001' },
         { symbol: 'FXEURSEK', start: '2026-11-24T11:00:00+01:00', price: '11.0002' },
       ];
-      const rows = points.map((p, n) => ({
-        line: n + 1,
-        ...p,
-        currency: undefined,
-        unit: undefined,
-        error: undefined,
-      }));
-      const imported = await createImportService(h.stores).run(
-        (async function* () {
-          yield rows;
-        })(),
-        { source: 'import' },
-      );
-      assert.ok(imported.ok);
+      await h.importPoints(points);
     });
     after(() => h.close());
 

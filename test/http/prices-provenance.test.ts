@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { dayBounds, formatInstant } from '../../src/domain/time/days.js';
-import { createImportService } from '../../src/services/import-service.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const ZONE = 'Europe/Oslo';
@@ -66,22 +65,10 @@ describe('provenance in day answers', () => {
       },
     });
     assert.equal(created.statusCode, 201, created.body);
-    const rows = hours('2026-10-24').map((start, n) => ({
-      line: n + 1,
-      symbol: 'HAND',
-      start,
-      price: '20',
-      currency: undefined,
-      unit: undefined,
-      error: undefined,
-    }));
-    const imported = await createImportService(h.stores).run(
-      (async function* () {
-        yield rows;
-      })(),
-      { source: 'entsoe' },
+    await h.importPoints(
+      hours('2026-10-24').map((start) => ({ symbol: 'HAND', start, price: '20' })),
+      'entsoe',
     );
-    assert.ok(imported.ok);
     await upload(hours('2026-10-25').slice(0, 24));
   });
   after(() => h.close());

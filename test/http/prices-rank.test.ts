@@ -10,7 +10,6 @@ import { Decimal } from 'decimal.js';
 import { DEFAULT_TIERS, type Tier } from '../../src/domain/limits/tiers.js';
 import { parseTariffs } from '../../src/domain/money/tariff-config.js';
 import { addDays, dayBounds, formatInstant } from '../../src/domain/time/days.js';
-import { createImportService } from '../../src/services/import-service.js';
 import { createHarness, type Harness, listenHttps } from '../helpers/harness.js';
 
 const ZONE = 'Europe/Oslo';
@@ -122,19 +121,7 @@ for (const engine of ['sqlite', 'postgres'] as const)
           rows.push({ symbol, start, price: day[i] as string });
         });
       }
-      const imported = await createImportService(h.stores).run(
-        (async function* () {
-          yield rows.map((r, n) => ({
-            line: n + 1,
-            ...r,
-            currency: undefined,
-            unit: undefined,
-            error: undefined,
-          }));
-        })(),
-        { source: 'import' },
-      );
-      assert.ok(imported.ok);
+      await h.importPoints(rows);
     });
     after(() => h.close());
 
