@@ -90,7 +90,7 @@ function seriesDayJson(s: SeriesDay): string {
 }
 
 /** The rate a converted price used, its stored text as the JSON number (docs/data-model.md). */
-function fxJson(fx: FxUsed): string {
+export function fxJson(fx: FxUsed): string {
   return `{"symbol":${JSON.stringify(fx.symbol)},"date":"${fx.date}","rate":${fx.rate}}`;
 }
 

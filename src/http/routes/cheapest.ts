@@ -18,7 +18,6 @@ import {
   parseIsoDuration,
   type RangeEnd,
 } from '../../services/cheapest.js';
-import type { FxUsed } from '../../services/price-conversion.js';
 import type { PriceService } from '../../services/price-service.js';
 import { type AnswerCache, answerKey } from '../answer-cache.js';
 import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
@@ -33,7 +32,7 @@ import {
   stringEnum,
   TariffField,
 } from '../read-query.js';
-import { csvField, FX_COLUMNS, TARIFF_COLUMNS } from '../render/day-answer.js';
+import { csvField, FX_COLUMNS, fxJson, TARIFF_COLUMNS } from '../render/day-answer.js';
 import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 import { parseDayName } from './prices.js';
 
@@ -217,10 +216,6 @@ function parsePick(raw: CheapestRaw): Pick {
   const count = Number(raw.count);
   if (count > MAX_COUNT) throw invalid('count', `The parameter "count" is at most ${MAX_COUNT}.`);
   return { contiguous: false, count };
-}
-
-function fxJson(fx: FxUsed): string {
-  return `{"symbol":${JSON.stringify(fx.symbol)},"date":"${fx.date}","rate":${fx.rate}}`;
 }
 
 /** One series as JSON, each price and the mean their exact decimal text. */
