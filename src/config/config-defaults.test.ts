@@ -22,6 +22,7 @@ describe('loadConfig defaults', () => {
       devData: false,
       fastPath: true,
       fx: {},
+      tariffs: {},
       authFailuresPerMinute: 20,
       maxConnectionsPerAddress: 256,
       maxUnsentBytesPerAddress: 32 * 1024 * 1024,
