@@ -34,9 +34,14 @@ after(() => rmSync(dataDir, { recursive: true, force: true }));
 test('the README worked example runs as written: series, import, key, call, rotate, revoke', async () => {
   const port = await freePort();
   const script = exampleScript().replaceAll('.pricepoint/example', dataDir).replaceAll('8444', String(port));
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith('PRICEPOINT_')),
-  );
+  const env = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PRICEPOINT_'))),
+    // With an empty npx cache (a fresh machine), `npx pricepoint` installs this folder into the cache
+    // and so runs its `prepare` script: a rebuild of dist/ in place, under every other test file that
+    // runs the compiled CLI at that moment. `npm test` built dist/ already (pretest).
+    npm_config_ignore_scripts: 'true',
+    npm_config_update_notifier: 'false',
+  };
   // Its own process group, so the server it starts in the background is stopped even if it fails.
   const child = spawn('bash', ['-e', '-c', script], { cwd: root, env, detached: true });
   let output = '';
