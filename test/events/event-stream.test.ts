@@ -29,6 +29,8 @@ interface Stream {
   until(pattern: RegExp): Promise<string>;
   /** Resolves when the server has ended the stream. */
   readonly ended: Promise<void>;
+  /** Why the stream broke off, once it has: undefined when it ended cleanly (its last chunk came). */
+  failure(): Error | undefined;
   close(): void;
 }
 
@@ -50,6 +52,7 @@ async function openStream(client: Client, path: string, headers: Record<string, 
     received += chunk;
     for (const wake of waiters.splice(0)) wake();
   });
+  let failure: Error | undefined;
   const ended = new Promise<void>((resolve) => {
     const end = () => {
       done = true;
@@ -57,7 +60,10 @@ async function openStream(client: Client, path: string, headers: Record<string, 
       resolve();
     };
     response.body.on('end', end);
-    response.body.on('error', end);
+    response.body.on('error', (error: Error) => {
+      failure = error;
+      end();
+    });
   });
   return {
     status: response.statusCode,
@@ -72,6 +78,7 @@ async function openStream(client: Client, path: string, headers: Record<string, 
       return received;
     },
     ended,
+    failure: () => failure,
     close: () => controller.abort(),
   };
 }
@@ -248,7 +255,7 @@ describe('GET /api/v1/events', () => {
 });
 
 describe('GET /api/v1/events when the server shuts down', () => {
-  test('each stream gets a retry hint and ends, and the server closes', async () => {
+  test('each stream gets a retry hint and ends cleanly, and the server closes', async () => {
     const h = await createHarness({ https: true });
     const client = await listenHttps(h);
     try {
@@ -256,6 +263,7 @@ describe('GET /api/v1/events when the server shuts down', () => {
       await stream.until(/^retry:/);
       await h.app.close();
       await stream.ended;
+      assert.equal(stream.failure(), undefined, 'the stream ended with its last chunk, not cut off');
       assert.match(
         stream.text(),
         /retry: \d+\n: the server is shutting down; reconnect with Last-Event-ID\n\n$/,

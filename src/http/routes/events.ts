@@ -29,6 +29,8 @@ import { keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.j
 
 /** Events read from the log per query while a stream catches up. */
 const PAGE = 500;
+/** How long a shutdown waits for the streams' last chunks to reach their sockets. */
+const SHUTDOWN_FLUSH_MS = 1_000;
 
 export interface EventRouteDeps {
   readonly events: EventLog | undefined;
@@ -49,14 +51,23 @@ export function eventRoutes(app: FastifyInstance, deps: EventRouteDeps): void {
   const heartbeatMs = deps.options?.heartbeatMs ?? HEARTBEAT_MS;
   const limitOf = deps.options?.streamsPerKey ?? streamsPerKey;
   const openPerKey = new Map<string, number>();
-  const open = new Set<() => void>();
+  const open = new Set<() => Promise<void>>();
   const hub =
     deps.events &&
     new EventHub(deps.events, (error) => app.log.warn({ err: error }, 'reading the event log failed'));
 
-  // preClose: Fastify waits for requests in flight before onClose, and a stream never finishes by itself.
+  // preClose: Fastify waits for requests in flight before onClose, and a stream never finishes by
+  // itself. Each stream is ended with its retry hint, and the close waits until its last chunk has
+  // been handed to the socket (at most `SHUTDOWN_FLUSH_MS`): closing the connections earlier would
+  // cut the answer short, and a client would see a broken response instead of a finished one.
   app.addHook('preClose', async () => {
-    for (const end of [...open]) end();
+    const ends = [...open].map((end) => end());
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SHUTDOWN_FLUSH_MS);
+    });
+    await Promise.race([Promise.all(ends), late]);
+    clearTimeout(timer);
   });
 
   api.get(
@@ -165,10 +176,15 @@ export function eventRoutes(app: FastifyInstance, deps: EventRouteDeps): void {
         open.delete(shutdown);
         release();
       };
-      const shutdown = () => {
-        stream.end(`retry: ${RETRY_MS}\n: the server is shutting down; reconnect with Last-Event-ID\n\n`);
-        finish();
-      };
+      const shutdown = () =>
+        new Promise<void>((resolve) => {
+          const raw = reply.raw;
+          if (raw.writableFinished || raw.destroyed) resolve();
+          raw.once('finish', resolve);
+          raw.once('close', resolve);
+          stream.end(`retry: ${RETRY_MS}\n: the server is shutting down; reconnect with Last-Event-ID\n\n`);
+          finish();
+        });
       open.add(shutdown);
       reply.raw.on('close', finish);
       const catchUp = async () => {
