@@ -9,22 +9,29 @@ import { CSV_ACCEPT, JSON_ACCEPT, type PricepointClientOptions, parseJson, Trans
 import type {
   CallOptions,
   Catalogue,
+  CheapestAnswer,
+  CheapestOptions,
   CreatedKey,
+  CsvPriceOptions,
   CsvReadOptions,
   DayAnswer,
   DayInput,
+  JsonPriceOptions,
   JsonReadOptions,
   KeyInfo,
+  LatestReadOptions,
   NewKey,
   OneSeriesOptions,
   PriceInput,
   PricepointEvent,
+  PriceReadOptions,
   RateLimitInfo,
   ReadOptions,
   RotatedKey,
   RotateKeyOptions,
   SeriesFields,
   SeriesInfo,
+  TariffList,
   UploadResult,
   Usage,
 } from './types.js';
@@ -59,11 +66,13 @@ export class PricepointClient {
    * @example
    * const { series } = await client.today({ symbols: ['NO1', 'DE-LU'], tz: 'Europe/Oslo' });
    * const csv = await client.today({ symbols: ['NO1'], format: 'csv' });
+   * // What a household pays, ranked: each interval's total, spot, fees, vat, rank and level.
+   * const paid = await client.today({ symbols: ['NO1'], tariff: 'no1-household', include: ['rank'] });
    */
-  today(options: CsvReadOptions): Promise<string>;
-  today(options?: JsonReadOptions): Promise<DayAnswer>;
-  today(options: ReadOptions): Promise<DayAnswer | string>;
-  today(options: ReadOptions = {}): Promise<DayAnswer | string> {
+  today(options: CsvPriceOptions): Promise<string>;
+  today(options?: JsonPriceOptions): Promise<DayAnswer>;
+  today(options: PriceReadOptions): Promise<DayAnswer | string>;
+  today(options: PriceReadOptions = {}): Promise<DayAnswer | string> {
     return this.#read<DayAnswer>('/api/v1/prices/today', options);
   }
 
@@ -73,11 +82,12 @@ export class PricepointClient {
    * @example
    * const tomorrow = await client.day('tomorrow', { symbols: ['NO1'] });
    * const csv = await client.day('2026-11-20', { format: 'csv' });
+   * const inNok = await client.day('tomorrow', { symbols: ['NO1'], currency: 'NOK', unit: 'kWh' });
    */
-  day(date: DayInput, options: CsvReadOptions): Promise<string>;
-  day(date: DayInput, options?: JsonReadOptions): Promise<DayAnswer>;
-  day(date: DayInput, options: ReadOptions): Promise<DayAnswer | string>;
-  day(date: DayInput, options: ReadOptions = {}): Promise<DayAnswer | string> {
+  day(date: DayInput, options: CsvPriceOptions): Promise<string>;
+  day(date: DayInput, options?: JsonPriceOptions): Promise<DayAnswer>;
+  day(date: DayInput, options: PriceReadOptions): Promise<DayAnswer | string>;
+  day(date: DayInput, options: PriceReadOptions = {}): Promise<DayAnswer | string> {
     return this.#read<DayAnswer>(`/api/v1/prices/${encodeURIComponent(date)}`, options);
   }
 
@@ -88,26 +98,66 @@ export class PricepointClient {
    * @example
    * const week = await client.range('2026-11-16', '2026-11-22', { symbols: ['NO1'], resolution: 'P1D' });
    */
-  range(from: DayInput, to: DayInput, options: CsvReadOptions): Promise<string>;
-  range(from: DayInput, to: DayInput, options?: JsonReadOptions): Promise<DayAnswer>;
-  range(from: DayInput, to: DayInput, options: ReadOptions): Promise<DayAnswer | string>;
-  range(from: DayInput, to: DayInput, options: ReadOptions = {}): Promise<DayAnswer | string> {
+  range(from: DayInput, to: DayInput, options: CsvPriceOptions): Promise<string>;
+  range(from: DayInput, to: DayInput, options?: JsonPriceOptions): Promise<DayAnswer>;
+  range(from: DayInput, to: DayInput, options: PriceReadOptions): Promise<DayAnswer | string>;
+  range(from: DayInput, to: DayInput, options: PriceReadOptions = {}): Promise<DayAnswer | string> {
     return this.#read<DayAnswer>('/api/v1/prices', options, { from, to });
   }
 
   /**
    * `GET /api/v1/prices/latest`: per series, the interval that contains now (or the last one
-   * before it); each entry's `prices` holds 0 or 1 points.
+   * before it); each entry's `prices` holds 0 or 1 points. Takes `currency`, `unit` and `tariff`;
+   * not `include: ['rank']` (a rank is of a whole day: ask the day).
    *
    * @example
    * const { series } = await client.latest({ symbols: ['BTC-USD'] });
    * console.log(series[0]?.prices[0]?.price);
    */
-  latest(options: CsvReadOptions): Promise<string>;
-  latest(options?: JsonReadOptions): Promise<DayAnswer>;
-  latest(options: ReadOptions): Promise<DayAnswer | string>;
-  latest(options: ReadOptions = {}): Promise<DayAnswer | string> {
+  latest(options: LatestReadOptions & { format: 'csv' }): Promise<string>;
+  latest(options?: LatestReadOptions & { format?: 'json' }): Promise<DayAnswer>;
+  latest(options: LatestReadOptions): Promise<DayAnswer | string>;
+  latest(options: LatestReadOptions = {}): Promise<DayAnswer | string> {
     return this.#read<DayAnswer>('/api/v1/prices/latest', options);
+  }
+
+  /**
+   * `GET /api/v1/prices/cheapest`: per series, the cheapest window of `duration` in the range `from`
+   * to `to`, in elapsed time (across the repeated autumn hour a `PT3H` window is three hours), or with
+   * `contiguous: false` the `count` cheapest intervals (docs/api.md, "The cheapest hours"). With a
+   * `tariff`, chosen on the totals. Only published prices count: `complete` and `missing` say what is
+   * not published yet, and `cheapest` is `null` when nothing fits. Counted as one request.
+   *
+   * @example
+   * const { series } = await client.cheapest({
+   *   symbols: ['NO1'], duration: 'PT3H', tariff: 'no1-household',
+   *   from: '2026-11-24T18:00:00+01:00', to: '2026-11-25T07:00:00+01:00',
+   * });
+   * console.log(series[0]?.cheapest?.start, series[0]?.cheapest?.mean);
+   */
+  cheapest(options: CheapestOptions & { format: 'csv' }): Promise<string>;
+  cheapest(options: CheapestOptions & { format?: 'json' }): Promise<CheapestAnswer>;
+  cheapest(options: CheapestOptions): Promise<CheapestAnswer | string>;
+  cheapest(options: CheapestOptions): Promise<CheapestAnswer | string> {
+    const end = (value: CheapestOptions['from']) => (value instanceof Date ? value.toISOString() : value);
+    const query: Record<string, string> = { from: end(options.from), to: end(options.to) };
+    if (options.duration !== undefined) query.duration = options.duration;
+    if (options.contiguous !== undefined) query.contiguous = String(options.contiguous);
+    if (options.count !== undefined) query.count = String(options.count);
+    return this.#read<CheapestAnswer>('/api/v1/prices/cheapest', options, query);
+  }
+
+  /**
+   * `GET /api/v1/tariffs`: the tariffs the server was configured with, which `tariff` names: VAT,
+   * fixed amounts and time-of-use fees, each by valid-from date (docs/tariffs.md). Counted as one
+   * request.
+   *
+   * @example
+   * const { tariffs } = await client.tariffs();
+   * console.log(tariffs.map((t) => `${t.name}: ${t.currency}/${t.unit}`));
+   */
+  tariffs(options: CallOptions = {}): Promise<TariffList> {
+    return this.#transport.json<TariffList>('GET', '/api/v1/tariffs', undefined, options.signal);
   }
 
   /**
@@ -292,13 +342,19 @@ export class PricepointClient {
 
   async #read<T>(
     path: string,
-    options: ReadOptions,
+    options: ReadOptions & Omit<PriceReadOptions, 'include'> & { include?: readonly string[] },
     first: Record<string, string> = {},
   ): Promise<T | string> {
     const query = new URLSearchParams(first);
     if (options.symbols !== undefined) query.set('symbols', options.symbols.join(','));
     if (options.tz !== undefined) query.set('tz', options.tz);
     if (options.resolution !== undefined) query.set('resolution', options.resolution);
+    if (options.currency !== undefined) query.set('currency', options.currency);
+    if (options.unit !== undefined) query.set('unit', options.unit);
+    if (options.tariff !== undefined) query.set('tariff', options.tariff);
+    if (options.include !== undefined && options.include.length > 0) {
+      query.set('include', options.include.join(','));
+    }
     const csv = options.format === 'csv';
     if (csv) query.set('format', 'csv');
     const accept = csv ? CSV_ACCEPT : JSON_ACCEPT;

@@ -48,8 +48,64 @@ export type DayInput = CalendarDate | RelativeDay;
 export interface PricePoint {
   start: string;
   end: string;
+  /** With `currency` or `unit` (or `tariff`): converted exactly, as docs/data-model.md "Converted prices" says. */
   price: number;
+  /**
+   * With `currency`: this interval's FX rate, sent only when the intervals of a day used different
+   * rates (else the day's `fx` names the one rate).
+   */
+  fx?: FxRate;
+  /** With `tariff`: `spot + fees + vat`, exactly, in the tariff's currency per its unit. Absent where the tariff has no version in force yet. */
+  total?: number;
+  /** With `tariff`: the price converted into the tariff's currency and unit. */
+  spot?: number;
+  /** With `tariff`: the fixed amounts plus the time-of-use fee at the interval's local start. */
+  fees?: number;
+  /** With `tariff`: VAT on spot plus fees, rounded half away from zero to 6 decimals per MWh (9 per kWh). */
+  vat?: number;
+  /** With `include: ['rank']`: 1 = cheapest of its local day (on `total` with a tariff); ties share a rank (1, 2, 2, 4). */
+  rank?: number;
+  /** With `include: ['rank']`: against the mean of the 7 local days before; `null` when those hold no price. */
+  level?: Level | null;
 }
+
+/**
+ * The FX rate a converted price was computed with: the FX series configured for the pair, the local
+ * date of the rate's interval and the rate as stored.
+ *
+ * @example
+ * const fx: FxRate = { symbol: 'EURNOK', date: '2026-11-23', rate: 11.5847 };
+ */
+export interface FxRate {
+  symbol: string;
+  date: string;
+  rate: number;
+}
+
+/**
+ * How an interval compares with the 7 local days before it (docs/tariffs.md, "Rank and level").
+ *
+ * @example
+ * const level: Level = 'very_cheap';
+ */
+export type Level = 'very_cheap' | 'cheap' | 'normal' | 'expensive' | 'very_expensive';
+
+/**
+ * An energy unit prices can be converted to (`unit`), and that a tariff is per.
+ *
+ * @example
+ * const unit: EnergyUnit = 'kWh';
+ */
+export type EnergyUnit = 'Wh' | 'kWh' | 'MWh';
+
+/**
+ * What `include` may ask for: `provenance` (CSV rows also carry `complete` and `source`; JSON answers
+ * always do) and `rank` (each interval's `rank` and `level`; not on `latest`).
+ *
+ * @example
+ * const include: Include[] = ['provenance', 'rank'];
+ */
+export type Include = 'provenance' | 'rank';
 
 /**
  * The metadata every read answer writes for a series.
@@ -90,6 +146,14 @@ export interface SeriesDay extends SeriesMeta {
   complete: boolean;
   /** Who wrote the day: a configured source's name (`entsoe`), `import`, or null when unknown. */
   source: string | null;
+  /** With `tariff`: its name; the prices are in its currency and unit. */
+  tariff?: string;
+  /**
+   * With `currency` (or a tariff in another currency), on an entry converted into it: the rate of the
+   * first interval (each interval names its own when they differ); `null` when no rate was published
+   * by any interval, whose prices are then left out.
+   */
+  fx?: FxRate | null;
   prices: PricePoint[];
 }
 
@@ -195,6 +259,41 @@ export interface ReadOptions extends CallOptions {
   /** `'json'` (default) or `'csv'`. */
   format?: 'json' | 'csv';
 }
+
+/**
+ * The query options of the price endpoints (`today`, `day`, `range`): the read options, plus
+ * conversion, a tariff and extra fields (docs/tariffs.md).
+ *
+ * @example
+ * await client.today({ symbols: ['NO1'], tariff: 'no1-household', include: ['rank'] });
+ * await client.day('tomorrow', { symbols: ['NO1'], currency: 'NOK', unit: 'kWh' });
+ */
+export interface PriceReadOptions extends ReadOptions {
+  /**
+   * Prices converted into this currency (`NOK`, any letter case) with the FX series the operator
+   * configured for each pair, at the newest rate published by each interval's start. 400
+   * `invalid_parameter` (parameter `currency`) where a series' pair has none.
+   */
+  currency?: string;
+  /** Energy prices per this unit, exactly; 400 (parameter `unit`) for a series not priced per energy unit. */
+  unit?: EnergyUnit;
+  /**
+   * A tariff of the server (`tariffs()`, any letter case): each interval also has `total`, `spot`,
+   * `fees` and `vat`, in the tariff's currency and unit.
+   */
+  tariff?: string;
+  /** Extra fields: `provenance`, `rank`; sent comma-joined. */
+  include?: readonly Include[];
+}
+
+/**
+ * The options of `latest`: as `PriceReadOptions`, but a rank is of a whole day, so `include` takes
+ * `provenance` only.
+ *
+ * @example
+ * await client.latest({ symbols: ['NO1'], tariff: 'no1-household' });
+ */
+export type LatestReadOptions = Omit<PriceReadOptions, 'include'> & { include?: readonly 'provenance'[] };
 
 /**
  * Read options asking for JSON.
@@ -406,3 +505,183 @@ export interface PricepointEventData {
  * if (event.type === 'webhook.test') console.log('test delivery', event.id);
  */
 export type WebhookEvent = PricepointEvent | (Omit<PricepointEvent, 'type'> & { type: 'webhook.test' });
+
+/**
+ * Price options asking for JSON.
+ *
+ * @example
+ * const options: JsonPriceOptions = { symbols: ['NO1'], currency: 'NOK', unit: 'kWh' };
+ */
+export type JsonPriceOptions = PriceReadOptions & { format?: 'json' };
+
+/**
+ * Price options asking for CSV: with `currency` or `tariff` the rows also have
+ * `fx_symbol,fx_date,fx_rate`, with `tariff` also `tariff,spot,fees,vat,total`, with `include: ['rank']`
+ * also `rank,level`.
+ *
+ * @example
+ * const csv = await client.today({ format: 'csv', symbols: ['NO1'], tariff: 'no1-household' });
+ */
+export type CsvPriceOptions = PriceReadOptions & { format: 'csv' };
+
+/**
+ * An end of the range `cheapest` reads: a day (`from`: its first instant, `to`: inclusive, up to its
+ * last), `now`, an RFC 3339 instant with its offset (`to` exclusive), or a `Date` (sent as UTC).
+ *
+ * @example
+ * const tonight: RangeEndInput = '2026-11-24T18:00:00+01:00';
+ * const end: RangeEndInput = 'tomorrow';
+ */
+export type RangeEndInput = DayInput | 'now' | `${CalendarDate}T${string}` | Date;
+
+/**
+ * The options of `cheapest` (docs/api.md, "The cheapest hours"): which series, the range, and either a
+ * window of `duration` (the default, `contiguous` true) or, with `contiguous: false`, the `count`
+ * (or `duration`'s worth of) cheapest intervals wherever they lie.
+ *
+ * @example
+ * const window: CheapestOptions = { symbols: ['NO1'], duration: 'PT3H', from: 'today', to: 'tomorrow' };
+ * const hours: CheapestOptions = { symbols: ['NO1'], contiguous: false, count: 4, from: 'today', to: 'today' };
+ */
+export interface CheapestOptions extends CallOptions {
+  /** Series symbols (case-insensitive); the range is read for each. */
+  symbols: readonly string[];
+  from: RangeEndInput;
+  to: RangeEndInput;
+  /** ISO 8601 duration in elapsed time (`PT3H`, `PT90M`, `P1D`), a whole multiple of each series' resolution. */
+  duration?: `P${string}`;
+  /** `true` (default): one window of consecutive intervals; `false`: the cheapest intervals anywhere. */
+  contiguous?: boolean;
+  /** With `contiguous: false`: how many intervals, 1 to 3,000. */
+  count?: number;
+  /** IANA zone the day names of `from` and `to` are read in, and the times written in. */
+  tz?: string;
+  currency?: string;
+  unit?: EnergyUnit;
+  /** A tariff of the server: the window is chosen on the totals, and `mean` is of the totals. */
+  tariff?: string;
+  /** `'json'` (default) or `'csv'`. */
+  format?: 'json' | 'csv';
+}
+
+/**
+ * A stretch of time `[start, end)`, RFC 3339.
+ *
+ * @example
+ * const span: Span = { start: '2026-11-25T00:00:00+01:00', end: '2026-11-26T00:00:00+01:00' };
+ */
+export interface Span {
+  start: string;
+  end: string;
+}
+
+/**
+ * One interval `cheapest` chose: its price (with a tariff, the spot price in the tariff's currency and
+ * unit), the FX rate when converted, and the tariff's parts.
+ *
+ * @example
+ * const point: CheapestPoint = { start: '2026-11-25T02:00:00+01:00', end: '2026-11-25T03:00:00+01:00', price: 0.41 };
+ */
+export type CheapestPoint = Pick<
+  PricePoint,
+  'start' | 'end' | 'price' | 'fx' | 'total' | 'spot' | 'fees' | 'vat'
+>;
+
+/**
+ * What `cheapest` chose in one series: the window (or the intervals, in order of time), and the exact
+ * mean of their prices (of their totals with a tariff).
+ *
+ * @example
+ * const { start, end, mean }: CheapestChoice = answer.series[0].cheapest!;
+ */
+export interface CheapestChoice extends Span {
+  mean: number;
+  prices: CheapestPoint[];
+}
+
+/**
+ * One series of a `cheapest` answer: the range as read, whether every interval of it is published
+ * (`complete`), the spans that are not (`missing`), and the choice, `null` when nothing fits.
+ *
+ * @example
+ * const s: CheapestSeries = answer.series[0];
+ * if (!s.complete) console.log('not yet published:', s.missing);
+ */
+export interface CheapestSeries extends SeriesMeta {
+  /** With `tariff`: its name. */
+  tariff?: string;
+  from: string;
+  to: string;
+  complete: boolean;
+  missing: Span[];
+  cheapest: CheapestChoice | null;
+}
+
+/**
+ * The JSON answer of `cheapest`: `duration` as asked (upper case), or with `contiguous: false` and
+ * `count`, the count.
+ *
+ * @example
+ * const answer: CheapestAnswer = await client.cheapest({ symbols: ['NO1'], duration: 'PT3H', from: 'today', to: 'tomorrow' });
+ */
+export interface CheapestAnswer {
+  generatedAt: string;
+  contiguous: boolean;
+  duration?: string;
+  count?: number;
+  series: CheapestSeries[];
+}
+
+/**
+ * A day of the week, as tariff rules name them.
+ *
+ * @example
+ * const weekend: Weekday[] = ['sat', 'sun'];
+ */
+export type Weekday = 'sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat';
+
+/**
+ * One time-of-use fee rule: its `amount` holds when every condition given holds at an interval's local
+ * start (none given: always).
+ *
+ * @example
+ * const rule: TariffRule = { hours: '06:00-22:00', amount: 0.364 };
+ */
+export interface TariffRule {
+  amount: number;
+  /** Local time `HH:MM-HH:MM`, end exclusive; over midnight when the end is earlier. */
+  hours?: string;
+  weekdays?: Weekday[];
+  months?: number[];
+}
+
+/**
+ * A tariff as the server lists it (docs/tariffs.md): each part a list of versions by valid-from date,
+ * oldest first.
+ *
+ * @example
+ * const { tariffs } = await client.tariffs();
+ * const household: Tariff | undefined = tariffs.find((t) => t.name === 'no1-household');
+ */
+export interface Tariff {
+  /** What `tariff` takes. */
+  name: string;
+  description: string | null;
+  currency: string;
+  unit: EnergyUnit;
+  /** Whose local time the fees follow; `null`: each series' own zone. */
+  timezone: string | null;
+  vat: { from: string; percent: number }[];
+  fixed: { from: string; amount: number }[];
+  fees: { from: string; rules: TariffRule[] }[];
+}
+
+/**
+ * The answer of `GET /api/v1/tariffs`.
+ *
+ * @example
+ * const { tariffs }: TariffList = await client.tariffs();
+ */
+export interface TariffList {
+  tariffs: Tariff[];
+}
