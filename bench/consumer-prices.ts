@@ -1,0 +1,290 @@
+/**
+ * What a household's answer costs: a day of NO1 converted into NOK per kWh, under a tariff (VAT, a
+ * fixed amount, a grid fee by local hour) and ranked (`include=rank`, which also reads the 7 days
+ * before), against the plain day answer, in the same run. Benchmark, not a test (bench/README.md).
+ *
+ * Counted, not timed, as bench/instructions.ts counts: each server runs under `valgrind
+ * --tool=callgrind` with instrumentation off, is warmed up with BENCH_WARMUP requests of a path, then
+ * counting is switched on for exactly BENCH_REQUESTS keep-alive HTTPS requests, one at a time (every
+ * thread of the process), twice. Two servers, one after the other, on the same data:
+ *  cached    `pricepoint serve` as deployed: a repeated answer comes from the answer cache
+ *  uncached  the same with PRICEPOINT_READ_CACHE_MS=0: every request reads its days from SQLite and
+ *            builds the answer again (conversion, fees, VAT, ranks, the reference week)
+ * The goal: cached, the household answer costs at most 1.2 times the plain one. Then, for a sense of
+ * time, each server again without valgrind: the median wall time of as many sequential requests
+ * (noisy on a shared machine; the instructions are the measure).
+ *
+ * Only 127.0.0.1; it stops by itself. Run with `npm run bench:consumer-prices` (it builds first;
+ * needs valgrind). Writes bench/results-consumer-prices.md. BENCH_WARMUP (1000) and BENCH_REQUESTS
+ * (500) for the cached server, BENCH_UNCACHED_WARMUP (100) and BENCH_UNCACHED_REQUESTS (100) for the
+ * uncached one.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { addDays, dayBounds, formatInstant } from '../src/domain/time/days.js';
+import { CLI, cleanups, cli, envWith, median, REPO, runBench, startChild, stop } from './lib.js';
+
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 1000);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 500);
+// An uncached answer does the same work every time and costs many times a cached one: fewer do.
+const UNCACHED_WARMUP = Number(process.env.BENCH_UNCACHED_WARMUP ?? 100);
+const UNCACHED_REQUESTS = Number(process.env.BENCH_UNCACHED_REQUESTS ?? 100);
+const TIER = 'bench';
+const GOAL = 1.2;
+
+const PATHS = [
+  { name: 'plain', path: '/api/v1/prices/today?symbols=NO1' },
+  {
+    name: 'household',
+    path: '/api/v1/prices/today?symbols=NO1&currency=NOK&unit=kWh&tariff=no1-household&include=rank',
+  },
+] as const;
+type PathName = (typeof PATHS)[number]['name'];
+const MODES = ['cached', 'uncached'] as const;
+type Mode = (typeof MODES)[number];
+
+/** The config file: a tier whose limits are never reached, EUR to NOK, the household tariff of docs/tariffs.md. */
+const CONFIG = {
+  tiers: { [TIER]: { limits: [{ name: 'minute', limit: 1_000_000_000, windowSeconds: 60 }] } },
+  fx: { EUR: { NOK: 'EURNOK' } },
+  tariffs: {
+    'no1-household': {
+      currency: 'NOK',
+      unit: 'kWh',
+      timezone: 'Europe/Oslo',
+      vat: [{ from: '2020-01-01', percent: 25 }],
+      fixed: [{ from: '2020-01-01', amount: '0.0713' }],
+      fees: [
+        { from: '2020-01-01', rules: [{ hours: '06:00-22:00', amount: '0.3640' }, { amount: '0.2640' }] },
+      ],
+    },
+  },
+};
+
+/** A client of one keep-alive connection: requests go one at a time, as in the counted runs. */
+function client(port: number, ca: string) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1, ca, servername: 'localhost' });
+  const send = (path: string, headers: Record<string, string>, method = 'GET', body?: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, method, headers, agent }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.once('error', reject);
+      req.end(body);
+    });
+  return { send, close: () => agent.destroy() };
+}
+
+/** The `totals:` of the newest callgrind dump of `pid` in `dir`. */
+function newestTotal(dir: string, pid: number, dumpsBefore: number): number {
+  const prefix = `cg.${pid}.out.`;
+  const dumps = readdirSync(dir).filter((f) => f.startsWith(prefix));
+  if (dumps.length <= dumpsBefore) throw new Error(`callgrind wrote no dump for ${pid}`);
+  const newest = dumps.sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length))).at(-1);
+  const text = readFileSync(join(dir, newest ?? ''), 'utf8');
+  const total = /^totals: (\d+)$/m.exec(text.slice(text.lastIndexOf('\ntotals:')));
+  if (total === null) throw new Error(`no totals in ${newest}`);
+  return Number(total[1]);
+}
+
+const control = (pid: number, ...args: string[]) =>
+  execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
+
+/** Every path must answer 200, and the household one with totals, ranks and the FX rate. */
+async function checked(send: ReturnType<typeof client>['send'], path: string, key: string): Promise<void> {
+  const answer = await send(path, { 'x-api-key': key });
+  if (answer.status !== 200) throw new Error(`${path}: ${answer.status} ${answer.body}`);
+  if (path.includes('tariff=') && !/"total":.*"rank":.*"level":/.test(answer.body)) {
+    throw new Error(`${path} answered no totals and ranks: ${answer.body.slice(0, 300)}`);
+  }
+  if (path.includes('tariff=') && !answer.body.includes('"fx":{"symbol":"EURNOK"')) {
+    throw new Error(`${path} was not converted with EURNOK: ${answer.body.slice(0, 300)}`);
+  }
+}
+
+/** Instructions per request of each path, counted twice, on one server started under callgrind. */
+async function count(
+  env: NodeJS.ProcessEnv,
+  dir: string,
+  ca: string,
+  key: string,
+  [warmup, requests]: [number, number],
+) {
+  const under = [
+    'valgrind',
+    '--tool=callgrind',
+    '--instr-atstart=no',
+    `--callgrind-out-file=${dir}/cg.%p.out`,
+  ];
+  const { child, port } = await startChild([CLI, 'serve', '--json'], env, 'stderr', under);
+  const pid = child.pid ?? 0;
+  const counts = new Map<PathName, number[]>();
+  const { send, close } = client(port, ca);
+  const headers = { 'x-api-key': key };
+  try {
+    for (const spec of PATHS) {
+      await checked(send, spec.path, key);
+      for (let i = 0; i < warmup; i++) await send(spec.path, headers);
+      const runs: number[] = [];
+      for (let run = 0; run < 2; run++) {
+        const dumpsBefore = readdirSync(dir).filter((f) => f.startsWith(`cg.${pid}.out.`)).length;
+        control(pid, '--zero');
+        control(pid, '--instr=on');
+        for (let i = 0; i < requests; i++) {
+          const answer = await send(spec.path, headers);
+          if (answer.status !== 200) throw new Error(`${spec.path}: ${answer.status}`);
+        }
+        control(pid, '--instr=off');
+        control(pid, '--dump');
+        runs.push(newestTotal(dir, pid, dumpsBefore) / requests);
+      }
+      counts.set(spec.name, runs);
+      console.error(`${spec.name}: ${runs.map((r) => Math.round(r)).join(', ')} instructions per request`);
+    }
+  } finally {
+    close();
+    await stop(child);
+  }
+  return counts;
+}
+
+/** Median wall time per request of each path, in microseconds, on one server without valgrind. */
+async function time(env: NodeJS.ProcessEnv, ca: string, key: string, [warmup, requests]: [number, number]) {
+  const { child, port } = await startChild([CLI, 'serve', '--json'], env, 'stderr');
+  const { send, close } = client(port, ca);
+  const headers = { 'x-api-key': key };
+  const times = new Map<PathName, number>();
+  try {
+    for (const spec of PATHS) {
+      await checked(send, spec.path, key);
+      for (let i = 0; i < warmup; i++) await send(spec.path, headers);
+      const each: number[] = [];
+      for (let i = 0; i < requests; i++) {
+        const start = process.hrtime.bigint();
+        await send(spec.path, headers);
+        each.push(Number(process.hrtime.bigint() - start) / 1000);
+      }
+      times.set(spec.name, median(each));
+    }
+  } finally {
+    close();
+    await stop(child);
+  }
+  return times;
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+const spread = (values: number[]) => (Math.max(...values) - Math.min(...values)) / mean(values);
+const thousands = (n: number) => `${(n / 1000).toFixed(1)}k`;
+
+async function main(): Promise<void> {
+  if (!existsSync('/usr/bin/valgrind') && !existsSync('/usr/local/bin/valgrind')) {
+    throw new Error('valgrind is not installed (apt-get install valgrind)');
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'pricepoint-consumer-prices-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const config = join(dir, 'config.json');
+  await writeFile(config, JSON.stringify(CONFIG));
+  const settings = {
+    PRICEPOINT_CONFIG: config,
+    PRICEPOINT_PORT: '0',
+    PRICEPOINT_HOST: '127.0.0.1',
+    PRICEPOINT_DATA_DIR: join(dir, 'data'),
+  };
+
+  // A first start, not counted: the development data, the certificate, a key, and EURNOK with a
+  // rate for every day NO1 has (the ECB source would fetch it).
+  const first = await startChild([CLI, 'serve', '--dev-data', '--json'], envWith(settings), 'stderr');
+  const { key } = JSON.parse(
+    await cli(
+      ['keys', 'create', '--tier', TIER, '--name', 'bench', '--scopes', 'read,write,admin', '--json'],
+      settings,
+    ),
+  ) as { key: string };
+  const ca = readFileSync(join(dir, 'data', 'tls', 'localhost-cert.pem'), 'utf8');
+  const { send, close } = client(first.port, ca);
+  const json = { 'x-api-key': key, 'content-type': 'application/json' };
+  const created = await send(
+    '/api/v1/series/EURNOK',
+    json,
+    'PUT',
+    JSON.stringify({
+      name: 'EUR in NOK',
+      kind: 'fx',
+      currency: 'NOK',
+      unit: 'EUR',
+      timezone: 'Europe/Berlin',
+      resolution: 'P1D',
+    }),
+  );
+  if (created.status !== 201) throw new Error(`creating EURNOK: ${created.status} ${created.body}`);
+  const info = await send('/api/v1/series/NO1', { 'x-api-key': key });
+  const { coverage } = JSON.parse(info.body) as { coverage: { first: string; last: string } };
+  const rates: { start: string; price: string }[] = [];
+  for (let date = addDays(coverage.first, -1), n = 0; date <= coverage.last; date = addDays(date, 1), n++) {
+    const midnight = formatInstant(dayBounds(date, 'Europe/Berlin').start, 'Europe/Berlin');
+    rates.push({ start: midnight, price: `11.${5800 + ((n * 37) % 200)}` });
+  }
+  const uploaded = await send('/api/v1/series/EURNOK/prices', json, 'PUT', JSON.stringify(rates));
+  if (uploaded.status !== 200) throw new Error(`uploading EURNOK: ${uploaded.status} ${uploaded.body}`);
+  close();
+  await stop(first.child);
+
+  const envs: Record<Mode, NodeJS.ProcessEnv> = {
+    cached: envWith(settings),
+    uncached: envWith({ ...settings, PRICEPOINT_READ_CACHE_MS: '0' }),
+  };
+  const sizes: Record<Mode, [number, number]> = {
+    cached: [WARMUP, REQUESTS],
+    uncached: [UNCACHED_WARMUP, UNCACHED_REQUESTS],
+  };
+  const counts = new Map<Mode, Map<PathName, number[]>>();
+  const times = new Map<Mode, Map<PathName, number>>();
+  for (const mode of MODES) {
+    console.error(`${mode}, under callgrind:`);
+    counts.set(mode, await count(envs[mode], dir, ca, key, sizes[mode]));
+  }
+  for (const mode of MODES) times.set(mode, await time(envs[mode], ca, key, sizes[mode]));
+
+  const of = (mode: Mode, name: PathName) => counts.get(mode)?.get(name) ?? [Number.NaN];
+  const lines = [
+    `Instructions per request (callgrind, every thread), keep-alive HTTPS requests one at a time: cached ${REQUESTS} after ${WARMUP} uncounted, uncached ${UNCACHED_REQUESTS} after ${UNCACHED_WARMUP}, each counted twice (spread = difference of the two / their mean); wall time: median of as many sequential requests without valgrind. NO1 of the development data set (96 quarter hours); household = \`currency=NOK&unit=kWh&tariff=no1-household&include=rank\`. Node ${process.version}.`,
+    '',
+    '| server | path | instructions | spread | household / plain | goal | median wall time |',
+    '| --- | --- | ---: | ---: | ---: | --- | ---: |',
+  ];
+  for (const mode of MODES) {
+    const plain = mean(of(mode, 'plain'));
+    for (const spec of PATHS) {
+      const runs = of(mode, spec.name);
+      const ratio = mean(runs) / plain;
+      const goal =
+        spec.name === 'household' && mode === 'cached'
+          ? `≤ ${GOAL.toFixed(2)} ${ratio <= GOAL ? 'met' : 'not met'}`
+          : '';
+      const wall = times.get(mode)?.get(spec.name) ?? Number.NaN;
+      lines.push(
+        `| ${mode} | ${spec.name} | ${thousands(mean(runs))} | ${(spread(runs) * 100).toFixed(1)}% | ${spec.name === 'plain' ? '' : ratio.toFixed(2)} | ${goal} | ${wall.toFixed(0)} µs |`,
+      );
+    }
+  }
+  const uncachedOverCached = mean(of('uncached', 'household')) / mean(of('cached', 'household'));
+  lines.push(
+    '',
+    `Uncached, the household answer costs ${uncachedOverCached.toFixed(1)} times its cached answer.`,
+  );
+  const table = lines.join('\n');
+  console.log(table);
+  writeFileSync(
+    join(REPO, 'bench', 'results-consumer-prices.md'),
+    `# npm run bench:consumer-prices\n\n${table}\n`,
+  );
+}
+
+await runBench(main);
