@@ -19,13 +19,13 @@
  * (500) for the cached server, BENCH_UNCACHED_WARMUP (100) and BENCH_UNCACHED_REQUESTS (100) for the
  * uncached one.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addDays, dayBounds, formatInstant } from '../src/domain/time/days.js';
+import { control, mean, newestTotal, requireValgrind, spread, thousands } from './callgrind.js';
 import { CLI, cleanups, cli, envWith, median, REPO, runBench, startChild, stop } from './lib.js';
 
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1000);
@@ -81,20 +81,6 @@ function client(port: number, ca: string) {
   return { send, close: () => agent.destroy() };
 }
 
-/** The `totals:` of the newest callgrind dump of `pid` in `dir`. */
-function newestTotal(dir: string, pid: number, dumpsBefore: number): number {
-  const prefix = `cg.${pid}.out.`;
-  const dumps = readdirSync(dir).filter((f) => f.startsWith(prefix));
-  if (dumps.length <= dumpsBefore) throw new Error(`callgrind wrote no dump for ${pid}`);
-  const newest = dumps.sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length))).at(-1);
-  const text = readFileSync(join(dir, newest ?? ''), 'utf8');
-  const total = /^totals: (\d+)$/m.exec(text.slice(text.lastIndexOf('\ntotals:')));
-  if (total === null) throw new Error(`no totals in ${newest}`);
-  return Number(total[1]);
-}
-
-const control = (pid: number, ...args: string[]) =>
-  execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
 
 /** Every path must answer 200, and the household one with totals, ranks and the FX rate. */
 async function checked(send: ReturnType<typeof client>['send'], path: string, key: string): Promise<void> {
@@ -179,14 +165,9 @@ async function time(env: NodeJS.ProcessEnv, ca: string, key: string, [warmup, re
   return times;
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-const spread = (values: number[]) => (Math.max(...values) - Math.min(...values)) / mean(values);
-const thousands = (n: number) => `${(n / 1000).toFixed(1)}k`;
 
 async function main(): Promise<void> {
-  if (!existsSync('/usr/bin/valgrind') && !existsSync('/usr/local/bin/valgrind')) {
-    throw new Error('valgrind is not installed (apt-get install valgrind)');
-  }
+  requireValgrind();
   const dir = await mkdtemp(join(tmpdir(), 'pricepoint-consumer-prices-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const config = join(dir, 'config.json');

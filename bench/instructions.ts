@@ -18,13 +18,13 @@
  * Run with `npm run bench:instructions` (it builds first; needs valgrind). Writes
  * bench/results-instructions.md. BENCH_WARMUP (4000), BENCH_REQUESTS (2000).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { control, mean, newestTotal, requireValgrind, spread, thousands } from './callgrind.js';
 import { CLI, cleanups, cli, envWith, REPO, runBench, startChild, stop } from './lib.js';
 
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 4000);
@@ -75,20 +75,6 @@ function client(protocol: Protocol, port: number, ca: string) {
   return { send, close: () => agent.destroy() };
 }
 
-/** The `totals:` of the newest callgrind dump of `pid` in `dir`. */
-function newestTotal(dir: string, pid: number, dumpsBefore: number): number {
-  const prefix = `cg.${pid}.out.`;
-  const dumps = readdirSync(dir).filter((f) => f.startsWith(prefix));
-  if (dumps.length <= dumpsBefore) throw new Error(`callgrind wrote no dump for ${pid}`);
-  const newest = dumps.sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length))).at(-1);
-  const text = readFileSync(join(dir, newest ?? ''), 'utf8');
-  const total = /^totals: (\d+)$/m.exec(text.slice(text.lastIndexOf('\ntotals:')));
-  if (total === null) throw new Error(`no totals in ${newest}`);
-  return Number(total[1]);
-}
-
-const control = (pid: number, ...args: string[]) =>
-  execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
 
 interface Count {
   runs: number[];
@@ -141,14 +127,9 @@ async function countSetup(
   return counts;
 }
 
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-const spread = (values: number[]) => (Math.max(...values) - Math.min(...values)) / mean(values);
-const thousands = (n: number) => `${(n / 1000).toFixed(1)}k`;
 
 async function main(): Promise<void> {
-  if (!existsSync('/usr/bin/valgrind') && !existsSync('/usr/local/bin/valgrind')) {
-    throw new Error('valgrind is not installed (apt-get install valgrind)');
-  }
+  requireValgrind();
   const dir = await mkdtemp(join(tmpdir(), 'pricepoint-instructions-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const config = join(dir, 'config.json');
