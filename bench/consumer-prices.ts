@@ -81,7 +81,6 @@ function client(port: number, ca: string) {
   return { send, close: () => agent.destroy() };
 }
 
-
 /** Every path must answer 200, and the household one with totals, ranks and the FX rate. */
 async function checked(send: ReturnType<typeof client>['send'], path: string, key: string): Promise<void> {
   const answer = await send(path, { 'x-api-key': key });
@@ -164,7 +163,6 @@ async function time(env: NodeJS.ProcessEnv, ca: string, key: string, [warmup, re
   }
   return times;
 }
-
 
 async function main(): Promise<void> {
   requireValgrind();

@@ -75,7 +75,6 @@ function client(protocol: Protocol, port: number, ca: string) {
   return { send, close: () => agent.destroy() };
 }
 
-
 interface Count {
   runs: number[];
 }
@@ -126,7 +125,6 @@ async function countSetup(
   }
   return counts;
 }
-
 
 async function main(): Promise<void> {
   requireValgrind();
