@@ -12,10 +12,9 @@ import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { EVENT_HISTORY_MS } from '../../src/events/prune.js';
 import type { EventLog } from '../../src/events/types.js';
-import { openPostgresStores } from '../../src/stores/postgres/index.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
 import type { ImportPoint, PriceStore } from '../../src/stores/types.js';
-import { postgresSchemaUrl } from '../helpers/postgres.js';
+import { openPostgresStoresInFreshSchema, postgresSchemaUrl } from '../helpers/postgres.js';
 import { describeOrSkip } from '../helpers/skip.js';
 
 const HOUR = 60 * 60_000;
@@ -136,20 +135,6 @@ describe('pruning price events', () => {
   });
 
   describeOrSkip('PostgreSQL', { skip: 'skip' in probe ? probe.skip : false }, () =>
-    pruningBehaviour('PostgreSQL', async () => {
-      const target = await postgresSchemaUrl();
-      if ('skip' in target) throw new Error(target.skip);
-      const stores = await openPostgresStores(target.url, { schema: target.schema });
-      return {
-        ...stores,
-        async close() {
-          try {
-            await stores.close();
-          } finally {
-            await target.drop();
-          }
-        },
-      };
-    }),
+    pruningBehaviour('PostgreSQL', openPostgresStoresInFreshSchema),
   );
 });

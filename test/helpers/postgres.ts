@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { openPostgresStores, type PostgresStores } from '../../src/stores/postgres/index.js';
 
 export const TEST_DATABASE_URL =
   process.env['PRICEPOINT_TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -74,4 +75,29 @@ export async function postgresSchemaUrl(): Promise<PostgresSchema | { skip: stri
       }
     },
   };
+}
+
+/**
+ * The PostgreSQL stores in a fresh schema of the test database; their `close` also drops the schema.
+ * Throws when PostgreSQL cannot be used (callers skip before, with `postgresSchemaUrl`).
+ */
+export async function openPostgresStoresInFreshSchema(): Promise<PostgresStores> {
+  const target = await postgresSchemaUrl();
+  if ('skip' in target) throw new Error(target.skip);
+  try {
+    const stores = await openPostgresStores(target.url, { schema: target.schema });
+    return {
+      ...stores,
+      async close() {
+        try {
+          await stores.close();
+        } finally {
+          await target.drop();
+        }
+      },
+    };
+  } catch (error) {
+    await target.drop();
+    throw error;
+  }
 }

@@ -8,37 +8,16 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import pg from 'pg';
 import { openPostgresStores } from '../../src/stores/postgres/index.js';
-import { postgresSchemaUrl } from '../helpers/postgres.js';
+import { openPostgresStoresInFreshSchema, postgresSchemaUrl } from '../helpers/postgres.js';
 import { describeOrSkip } from '../helpers/skip.js';
-import { type OpenStores, storeBehaviour } from './store-behaviour.js';
+import { storeBehaviour } from './store-behaviour.js';
 
 const probe = await postgresSchemaUrl();
 const skip = 'skip' in probe ? probe.skip : false;
 const probeUrl = () => ('skip' in probe ? '' : probe.url);
 
-async function openInFreshSchema(): Promise<OpenStores> {
-  const target = await postgresSchemaUrl();
-  if ('skip' in target) throw new Error(target.skip);
-  try {
-    const stores = await openPostgresStores(target.url, { schema: target.schema });
-    return {
-      ...stores,
-      async close() {
-        try {
-          await stores.close();
-        } finally {
-          await target.drop();
-        }
-      },
-    };
-  } catch (error) {
-    await target.drop();
-    throw error;
-  }
-}
-
 describeOrSkip('PostgreSQL stores', { skip }, () => {
-  storeBehaviour('PostgreSQL', openInFreshSchema);
+  storeBehaviour('PostgreSQL', openPostgresStoresInFreshSchema);
 
   describe('PostgreSQL specifics', () => {
     test('migrations run once when several instances open one schema at the same time', async () => {
@@ -80,7 +59,7 @@ describeOrSkip('PostgreSQL stores', { skip }, () => {
       })();
       try {
         for (let round = 0; round < 12; round++) {
-          const stores = await openInFreshSchema();
+          const stores = await openPostgresStoresInFreshSchema();
           await stores.close();
         }
       } finally {
