@@ -4,7 +4,6 @@
  */
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
-import { destination } from 'pino';
 import { type Config, ConfigError } from '../config/config.js';
 import { DEMO_API_KEY, DEV_SERIES, loadDevData, loadDevPrices } from '../dev-data/dev-data.js';
 import { localDate } from '../domain/time/days.js';
@@ -16,6 +15,7 @@ import { openSources } from '../sources/sources.js';
 import type { Stores } from '../stores/types.js';
 import { startDeliveries } from '../webhooks/start.js';
 import { composeApp } from './compose.js';
+import { batchedDestination } from './log-destination.js';
 import { openStores } from './open-stores.js';
 import { tlsMaterial } from './tls.js';
 
@@ -78,9 +78,8 @@ export async function startServer(config: Config): Promise<Running> {
   });
   const tls = await tlsMaterial(config);
   // One log line per request, written in batches of 8 KiB instead of a system call each, and at
-  // least every 250 ms. Asynchronous, because pino writes what is left at exit only for an
-  // asynchronous destination (a SIGKILL still loses the last 250 ms).
-  const logStream = destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 250 });
+  // least every 250 ms (log-destination.ts).
+  const logStream = batchedDestination();
   // Configured sources (docs/sources.md); none without `sources:` in the config file.
   const sources = await openSources(config.sources, {
     prices: stores.prices,
@@ -89,6 +88,7 @@ export async function startServer(config: Config): Promise<Running> {
     log: { info: (fields, message) => app?.log.info(fields, message), warn: (f, m) => app?.log.warn(f, m) },
   }).catch(async (error: unknown) => {
     await stores.close();
+    logStream.close();
     throw error;
   });
   const composed = await composeApp(config, {
@@ -107,6 +107,7 @@ export async function startServer(config: Config): Promise<Running> {
       await app.close();
       await sources.close();
       await stores.close();
+      logStream.close();
       throw error;
     }
     let dates = devDates(Date.now());
@@ -128,6 +129,7 @@ export async function startServer(config: Config): Promise<Running> {
     await app.close();
     await sources.close();
     await stores.close();
+    logStream.close();
     throw listenError(error, config);
   }
   sources.start();
@@ -161,6 +163,7 @@ export async function startServer(config: Config): Promise<Running> {
       await deliveries?.stop();
       await sources.close();
       await stores.close();
+      logStream.close();
     })();
     return closed;
   };
