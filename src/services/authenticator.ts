@@ -73,6 +73,12 @@ function unauthorized(
 
 function keyInQuery(query: string): boolean {
   if (query === '') return false;
+  // Every name of KEY_PARAMS holds `key` or `token`; without those, a key's prefix or a
+  // percent-encoded byte, no parameter can carry a key (lowercased first, as names are compared).
+  const lower = query.toLowerCase();
+  if (!lower.includes('key') && !lower.includes('token') && !lower.includes('pp_') && !lower.includes('%')) {
+    return false;
+  }
   for (const [name, value] of new URLSearchParams(query)) {
     // A key pasted as a name (`?pp_live_...`) is as much in the URL as one given as a value.
     if (KEY_PARAMS.has(name.toLowerCase()) || KEY_LOOKING.test(name) || KEY_LOOKING.test(value)) return true;

@@ -218,10 +218,19 @@ describe('refused keys', () => {
       // A value that looks like a key is refused under any parameter name.
       `symbols=${key}`,
       'q=pp_test_abc',
+      // Names are compared without case and after decoding, whatever spells them.
+      `API_KEY=${key}`,
+      `%61pi_key=${key}`,
+      `api%5Fkey=${key}`,
+      'To%6Ben=anything',
+      `\u212Aey=${key}`,
+      `q=pp%5Ftest%5Fabc`,
     ];
-    for (const query of queries) {
+    // Each refusal counts as a failed login: every query comes from an address of its own, so the
+    // address' budget of 20 a minute is never what answers.
+    for (const [i, query] of queries.entries()) {
       for (const headers of [{}, { 'x-api-key': key }] as Record<string, string>[]) {
-        const response = await getToday(h, { query, headers });
+        const response = await getToday(h, { query, headers, from: `10.9.0.${i + 1}` });
         const body = assertRefused(response, 401, 'api_key_in_query');
         assert.match(String(body.detail), /x-api-key/, query);
         assert.match(String(body.detail), /Authorization: Bearer/, query);

@@ -9,6 +9,7 @@ import {
   keyKind,
   keyLast4,
   maskKeys,
+  maskKeysInUrl,
 } from './key-format.js';
 
 describe('the key format pp_<kind>_<random><checksum>', () => {
@@ -65,5 +66,15 @@ describe('the key format pp_<kind>_<random><checksum>', () => {
   test('maskKeys hides every key-like run in a text', () => {
     const key = generateKey('test');
     assert.equal(maskKeys(`/api/v1/${key}?x=${key}`), '/api/v1/pp_***?x=pp_***');
+  });
+
+  test('maskKeysInUrl hides keys also when percent-encoded, and gives back a URL without any as it is', () => {
+    const key = generateKey('live');
+    const encoded = key.replace(/_/g, '%5F').replace('p', '%70');
+    assert.equal(maskKeysInUrl(`/api/v1/prices/today?x=${key}`), '/api/v1/prices/today?x=pp_***');
+    assert.equal(maskKeysInUrl(`/api/v1/prices/today?x=${encoded}`), '/api/v1/prices/today?x=pp_***');
+    const clean = '/api/v1/prices/today?symbols=NO1&tz=Europe%2FOslo';
+    assert.equal(maskKeysInUrl(clean), clean);
+    assert.equal(maskKeysInUrl('/api/v1/prices/today?symbols=NO1'), '/api/v1/prices/today?symbols=NO1');
   });
 });

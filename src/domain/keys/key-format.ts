@@ -113,6 +113,8 @@ export function holdsKey(text: string): boolean {
  * @example maskKeysInUrl('/x?k=pp%5Flive%5Fabc') // '/x?k=pp_***'
  */
 export function maskKeysInUrl(url: string): string {
+  // Nearly every URL holds neither a key's prefix nor a percent-encoded byte: nothing to mask.
+  if (!url.includes('pp_') && !url.includes('%')) return url;
   const decoded = url.replace(/%[0-9A-Fa-f]{2}/g, (m) =>
     String.fromCharCode(Number.parseInt(m.slice(1), 16)),
   );
