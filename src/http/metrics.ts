@@ -3,8 +3,9 @@
  * process (tests) never share counters. Labels are route templates, statuses, tier names, problem
  * codes and store names: never a key, a key id, a client address or a raw URL.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { tzSource } from '../domain/time/zone.js';
+import { foldedCounter, foldedHistogram } from './folded-metrics.js';
 
 export function createMetrics() {
   const registry = new Registry();
@@ -14,16 +15,16 @@ export function createMetrics() {
   let unsent = (): { total: number; largestGroup: number } => ({ total: 0, largestGroup: 0 });
   return {
     registry,
-    requests: new Counter({
+    // Updated on every request: counted in slots, folded in when scraped (folded-metrics.ts).
+    requests: foldedCounter({
       name: 'pricepoint_http_requests_total',
       help: 'Requests answered, by route template, method, status and tier (none: no valid key).',
       labelNames: ['route', 'method', 'status', 'tier'] as const,
       registers,
     }),
-    latency: new Histogram({
+    latency: foldedHistogram({
       name: 'pricepoint_http_request_duration_seconds',
       help: 'Time from the request arriving to the answer being sent, by route template.',
-      labelNames: ['route', 'method'] as const,
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     }),
@@ -45,7 +46,7 @@ export function createMetrics() {
       labelNames: ['store'] as const,
       registers,
     }),
-    fastAnswers: new Counter({
+    fastAnswers: foldedCounter({
       name: 'pricepoint_fast_path_answers_total',
       help: 'Answers sent from the answer cache before the framework runs, by route template.',
       labelNames: ['route'] as const,

@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ErrorCode } from '../domain/errors/api-error.js';
 import { maskKeysInUrl } from '../domain/keys/key-format.js';
+import type { CounterSlot, HistogramSlot } from './folded-metrics.js';
 import type { Metrics } from './metrics.js';
 import { requestLineWriter } from './request-log.js';
 
@@ -28,38 +29,59 @@ export interface AnsweredRequest {
   readonly fast: boolean;
 }
 
-/** Label sets remembered at most: routes, methods, statuses and tiers are few, but bounded anyway. */
-const MAX_LABEL_SETS = 4096;
-
 /**
  * @example const record = createRequestRecorder(metrics, app.log); record({ reqId, method: 'GET', ... })
  */
 export function createRequestRecorder(metrics: Metrics, log: FastifyBaseLogger) {
   const writeLine = requestLineWriter(log);
-  // prom-client hashes a label set on every update; each set is looked up once instead.
-  const counters = new Map<string, ReturnType<typeof metrics.requests.labels>>();
-  const timers = new Map<string, ReturnType<typeof metrics.latency.labels>>();
-  const fast = new Map<string, ReturnType<typeof metrics.fastAnswers.labels>>();
-  function remembered<T>(map: Map<string, T>, id: string, make: () => T): T {
-    let found = map.get(id);
-    if (found === undefined) {
-      if (map.size >= MAX_LABEL_SETS) map.clear();
-      found = make();
-      map.set(id, found);
-    }
-    return found;
+  // The metric slots of each label set, found by plain lookups of the request's own values. Label
+  // sets are few and bounded: route templates, the methods Node's parser knows, statuses, tiers.
+  type Nested<V> = Map<string | number, V>;
+  const counters: Nested<Nested<Nested<Nested<CounterSlot>>>> = new Map();
+  const timers: Nested<Nested<HistogramSlot>> = new Map();
+  const fast = new Map<string, CounterSlot>();
+
+  /** The map under `key` in `parent`, made empty the first time. */
+  function under<K, V>(parent: Map<K, Map<string | number, V>>, key: K): Map<string | number, V> {
+    const found = parent.get(key);
+    if (found !== undefined) return found;
+    const made = new Map<string | number, V>();
+    parent.set(key, made);
+    return made;
+  }
+
+  function counterOf(route: string, method: string, status: number, tier: string): CounterSlot {
+    const byTier = under(under(under(counters, route), method), status);
+    const found = byTier.get(tier);
+    if (found !== undefined) return found;
+    const slot = metrics.requests.slot({ route, method, status, tier });
+    byTier.set(tier, slot);
+    return slot;
+  }
+
+  function timerOf(route: string, method: string): HistogramSlot {
+    const byMethod = under(timers, route);
+    const found = byMethod.get(method);
+    if (found !== undefined) return found;
+    const slot = metrics.latency.slot({ route, method });
+    byMethod.set(method, slot);
+    return slot;
+  }
+
+  function fastOf(route: string): CounterSlot {
+    const found = fast.get(route);
+    if (found !== undefined) return found;
+    const slot = metrics.fastAnswers.slot({ route });
+    fast.set(route, slot);
+    return slot;
   }
 
   return function record(r: AnsweredRequest): void {
     const tier = r.tier ?? 'none';
     const { route, method, status } = r;
-    remembered(counters, `${route}\n${method}\n${status}\n${tier}`, () =>
-      metrics.requests.labels({ route, method, status, tier }),
-    ).inc();
-    remembered(timers, `${route}\n${method}`, () => metrics.latency.labels({ route, method })).observe(
-      r.elapsedMs / 1000,
-    );
-    if (r.fast) remembered(fast, route, () => metrics.fastAnswers.labels({ route })).inc();
+    counterOf(route, method, status, tier).n += 1;
+    metrics.latency.observe(timerOf(route, method), r.elapsedMs / 1000);
+    if (r.fast) fastOf(route).n += 1;
     const code = r.problemCode;
     if (code === 'rate_limited') metrics.rateLimited.inc({ tier });
     else if (code !== null && (status === 401 || code === 'too_many_auth_failures')) {
