@@ -26,7 +26,7 @@ import type { KeyRecord } from '../stores/types.js';
 import { type AnswerCache, answerKey } from './answer-cache.js';
 import { answerCoding, answerHead } from './caching.js';
 import { scopeRefusal } from './key-guard.js';
-import { rateLimitHeaders } from './rate-limit-headers.js';
+import { addRateLimitFields } from './rate-limit-headers.js';
 import type { RequestRecorder } from './request-recorder.js';
 
 export interface FastPathDeps {
@@ -96,8 +96,7 @@ export function createFastPath(deps: FastPathDeps) {
       const id = randomUUID();
       const head = answerHead(answer, coding, body as Buffer, headers['if-none-match']);
       const fields: string[] = [...common, 'x-request-id', id];
-      const limitFields = rateLimitHeaders(limits.decision, limits.nowMs, limits.cost);
-      for (const name in limitFields) fields.push(name, limitFields[name] as string);
+      addRateLimitFields(fields, limits.decision, limits.nowMs, limits.cost);
       for (const field of head.fields) fields.push(field);
       res.writeHead(head.status, fields);
       if (head.body === undefined) res.end();

@@ -24,18 +24,40 @@ export function rateLimitHeaders(
   cost = 1,
   counted = 0,
 ): Record<string, string> {
-  const binding = bindingLimit(decision, cost, counted);
-  if (binding === undefined) return {};
-  const reset = secondsUntil(binding.resetAtMs, nowMs);
-  const headers: Record<string, string> = {
-    'ratelimit-policy': cost > 1 ? weightedPolicyOf(decision.states, cost) : policyOf(decision.states),
-    ratelimit: `"${binding.rule.name}";r=${binding.remaining};t=${reset}`,
-    'x-ratelimit-limit': String(binding.rule.limit),
-    'x-ratelimit-remaining': String(binding.remaining),
-    'x-ratelimit-reset': String(Math.ceil(binding.resetAtMs / 1000)),
-  };
-  if (!decision.allowed) headers['retry-after'] = String(reset);
+  const fields: string[] = [];
+  addRateLimitFields(fields, decision, nowMs, cost, counted);
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < fields.length; i += 2) headers[fields[i] as string] = fields[i + 1] as string;
   return headers;
+}
+
+/**
+ * The same fields appended to `fields` as name, value, ...: the form `writeHead` takes, for the fast
+ * entry point (fast-path.ts).
+ */
+export function addRateLimitFields(
+  fields: string[],
+  decision: LimitDecision,
+  nowMs: number,
+  cost = 1,
+  counted = 0,
+): void {
+  const binding = bindingLimit(decision, cost, counted);
+  if (binding === undefined) return;
+  const reset = secondsUntil(binding.resetAtMs, nowMs);
+  fields.push(
+    'ratelimit-policy',
+    cost > 1 ? weightedPolicyOf(decision.states, cost) : policyOf(decision.states),
+    'ratelimit',
+    `"${binding.rule.name}";r=${binding.remaining};t=${reset}`,
+    'x-ratelimit-limit',
+    String(binding.rule.limit),
+    'x-ratelimit-remaining',
+    String(binding.remaining),
+    'x-ratelimit-reset',
+    String(Math.ceil(binding.resetAtMs / 1000)),
+  );
+  if (!decision.allowed) fields.push('retry-after', String(reset));
 }
 
 // A tier's rules are the same objects for the life of the process: its policy text is written once,
