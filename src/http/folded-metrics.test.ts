@@ -85,5 +85,11 @@ describe('folded metrics', () => {
     ok.n += 2;
     assert.equal(await folded.metrics(), await reference.metrics());
     assert.match(await folded.metrics(), /requests_total\{route="\/a",status="200"\} 9/);
+    ours.slot({ route: '/a', status: '200' }).n += 1;
+    assert.match(
+      await folded.metrics(),
+      /requests_total\{route="\/a",status="200"\} 10/,
+      'one slot per label set',
+    );
   });
 });

@@ -28,6 +28,7 @@ export function foldedCounter<L extends string>(options: {
   registers: Registry[];
 }) {
   const slots: Array<{ labels: LabelValues<L>; slot: CounterSlot }> = [];
+  const byLabels = new Map<string, CounterSlot>();
   const counter = new Counter<L>({
     ...options,
     collect() {
@@ -40,9 +41,13 @@ export function foldedCounter<L extends string>(options: {
   });
   return {
     counter,
-    /** A new slot for `labels`; ask once per label set and keep it. */
+    /** The slot of `labels` (the same one each time): look it up once per label set and keep it. */
     slot(labels: LabelValues<L>): CounterSlot {
+      const id = JSON.stringify(labels);
+      const known = byLabels.get(id);
+      if (known !== undefined) return known;
       const slot = { n: 0 };
+      byLabels.set(id, slot);
       slots.push({ labels: { ...labels }, slot });
       return slot;
     },
@@ -81,6 +86,7 @@ export function foldedHistogram(options: {
 }) {
   const bounds = [...options.buckets].sort((a, b) => a - b);
   const slots: HistogramSlot[] = [];
+  const byLabels = new Map<string, HistogramSlot>();
   const name = options.name;
 
   /** What prom-client's `Histogram.getForPromString` gives: labels of a line apart from the set's. */
@@ -141,14 +147,18 @@ export function foldedHistogram(options: {
   for (const registry of options.registers) registry.registerMetric(metric as unknown as Metric);
 
   return {
-    /** A new slot for `labels`; ask once per label set and keep it. */
+    /** The slot of `labels` (the same one each time): look it up once per label set and keep it. */
     slot(labels: Readonly<Record<string, string | number>>): HistogramSlot {
+      const id = JSON.stringify(labels);
+      const known = byLabels.get(id);
+      if (known !== undefined) return known;
       const slot: HistogramSlot = {
         labels: { ...labels },
         counts: new Array(bounds.length).fill(0),
         sum: 0,
         count: 0,
       };
+      byLabels.set(id, slot);
       slots.push(slot);
       return slot;
     },
