@@ -27,12 +27,12 @@ export function foldedCounter<L extends string>(options: {
   labelNames: readonly L[];
   registers: Registry[];
 }) {
-  const slots: Array<{ labels: LabelValues<L>; slot: CounterSlot }> = [];
-  const byLabels = new Map<string, CounterSlot>();
+  // By label set, in the order first seen (the order prom-client lists them in).
+  const slots = new Map<string, { labels: LabelValues<L>; slot: CounterSlot }>();
   const counter = new Counter<L>({
     ...options,
     collect() {
-      for (const { labels, slot } of slots) {
+      for (const { labels, slot } of slots.values()) {
         if (slot.n === 0) continue;
         this.inc(labels, slot.n);
         slot.n = 0;
@@ -44,11 +44,10 @@ export function foldedCounter<L extends string>(options: {
     /** The slot of `labels` (the same one each time): look it up once per label set and keep it. */
     slot(labels: LabelValues<L>): CounterSlot {
       const id = JSON.stringify(labels);
-      const known = byLabels.get(id);
-      if (known !== undefined) return known;
+      const known = slots.get(id);
+      if (known !== undefined) return known.slot;
       const slot = { n: 0 };
-      byLabels.set(id, slot);
-      slots.push({ labels: { ...labels }, slot });
+      slots.set(id, { labels: { ...labels }, slot });
       return slot;
     },
   };
@@ -85,14 +84,14 @@ export function foldedHistogram(options: {
   registers: Registry[];
 }) {
   const bounds = [...options.buckets].sort((a, b) => a - b);
-  const slots: HistogramSlot[] = [];
-  const byLabels = new Map<string, HistogramSlot>();
+  // By label set, in the order first seen (the order prom-client lists them in).
+  const slots = new Map<string, HistogramSlot>();
   const name = options.name;
 
   /** What prom-client's `Histogram.getForPromString` gives: labels of a line apart from the set's. */
   function exposition() {
     const values: ExpositionLine[] = [];
-    for (const slot of slots) {
+    for (const slot of slots.values()) {
       let cumulative = 0;
       bounds.forEach((le, i) => {
         cumulative += slot.counts[i] ?? 0;
@@ -137,7 +136,7 @@ export function foldedHistogram(options: {
       return { ...data, values };
     },
     reset() {
-      for (const slot of slots) {
+      for (const slot of slots.values()) {
         slot.counts.fill(0);
         slot.sum = 0;
         slot.count = 0;
@@ -150,7 +149,7 @@ export function foldedHistogram(options: {
     /** The slot of `labels` (the same one each time): look it up once per label set and keep it. */
     slot(labels: Readonly<Record<string, string | number>>): HistogramSlot {
       const id = JSON.stringify(labels);
-      const known = byLabels.get(id);
+      const known = slots.get(id);
       if (known !== undefined) return known;
       const slot: HistogramSlot = {
         labels: { ...labels },
@@ -158,8 +157,7 @@ export function foldedHistogram(options: {
         sum: 0,
         count: 0,
       };
-      byLabels.set(id, slot);
-      slots.push(slot);
+      slots.set(id, slot);
       return slot;
     },
     /** Counts `value` in the first bucket it is not above, as prom-client does. */
