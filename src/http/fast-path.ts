@@ -1,31 +1,30 @@
 /**
  * The fast entry point of the API (docs/api.md, bench/README.md): a repeated read of a day that is
- * already answered in the answer cache, by a key that is already verified, is served straight from
- * the Node request listener, before Fastify builds its request and reply and runs its hooks.
+ * already answered in the answer cache is served straight from the Node request listener, before
+ * Fastify builds its request and reply and runs its hooks.
  *
- * It restates none of the full path: it makes the same key, query-key and scope checks
- * (authenticator.ts, key-guard.ts), counts through the same limiter, writes the same header table
- * (response-headers.ts) and the same answer (caching.ts `answerHead`), and records the request
- * through the same recorder (request-recorder.ts). A parity test (test/http/fast-path-parity.test.ts)
- * proves both paths answer and log alike; `PRICEPOINT_FAST_PATH=false` switches this one off.
+ * It restates none of the full path: it authenticates with the same authenticator and credentials
+ * and makes the same scope check (key-guard.ts), counts through the same limiter, writes the same
+ * header table (response-headers.ts) and the same answer (caching.ts `answerHead`), and records the
+ * request through the same recorder (request-recorder.ts). A parity test
+ * (test/http/fast-path-parity.test.ts) proves both paths answer and log alike;
+ * `PRICEPOINT_FAST_PATH=false` switches this one off.
  *
  * It only ever serves the happy case. Anything else (no cached answer, a body not compressed yet, a
- * key not in the cache or without the scope, a refused limit, a store error, a HEAD or a shutdown)
- * is handed to Fastify before a byte is written, and nothing was counted: a refusal takes no units
- * and the key check counts no failure here.
+ * refused key or scope, a refused limit, a store error, a HEAD or a shutdown) is handed to Fastify
+ * before a byte is written. A refused limit took nothing, and a key check already made is handed
+ * over with the request, so Fastify neither asks the key store again nor counts a failure twice.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger } from 'fastify';
-import type { LimitReport } from '../domain/limits/fixed-window.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
-import { andThen, type Maybe } from '../stores/maybe.js';
 import type { KeyRecord } from '../stores/types.js';
 import { type AnswerCache, answerKey } from './answer-cache.js';
 import { answerCoding, answerHead } from './caching.js';
-import { scopeRefusal } from './key-guard.js';
+import { handOverVerdict, requestCredentials, scopeRefusal } from './key-guard.js';
 import { addRateLimitFields } from './rate-limit-headers.js';
 import type { RequestRecorder } from './request-recorder.js';
 
@@ -46,7 +45,12 @@ export interface FastPathDeps {
   readonly next: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
-const PREFIX = '/api/v1/prices';
+/**
+ * The URLs of the counted read routes the answer cache can hold (the day routes and the range):
+ * a strict subset of what Fastify's router sends to them, so a request the fast path
+ * authenticates is one that Fastify would authenticate and count the same way.
+ */
+const SERVABLE = /^\/api\/v1\/prices(?:\/[0-9A-Za-z-]{1,32})?(?:\?|$)/;
 
 /**
  * A request listener that serves what it can and passes everything else to `deps.next`.
@@ -63,20 +67,36 @@ export function createFastPath(deps: FastPathDeps) {
   }
 
   /**
-   * Serves the request if it can: `true` once answered, `false` to hand it on untouched. With the
-   * embedded default every step answers at once, so a request is served within the turn it arrived
-   * in; a store that answers over the network (Redis) makes it a promise of the same.
+   * Serves the request if it can: `true` once answered, `false` to hand it on untouched, with its
+   * key check. A refusal on the way (a 401, a 429, a tier no longer configured, a store error) is
+   * the full path's to answer, and to say why.
    */
-  function serve(req: IncomingMessage, res: ServerResponse, started: number): Maybe<boolean> {
+  async function serve(req: IncomingMessage, res: ServerResponse, started: number): Promise<boolean> {
     const headers = req.headers;
-    const apiKey = headers['x-api-key'];
-    const authorization = headers.authorization;
-    if (apiKey === undefined && authorization === undefined) return false;
+    if (headers['x-api-key'] === undefined && headers.authorization === undefined) return false;
+    const ip = clientAddress(req);
+    // Counted with the failed-login budget as its gate below, as the key guard counts it.
+    const verdict = deps.auth.authenticate(requestCredentials(req, ip, true));
+    const served = await serveCached(req, res, started, ip, verdict).catch((error: unknown) => {
+      if (res.headersSent) throw error;
+      return false;
+    });
+    if (!served) handOverVerdict(req, verdict);
+    return served;
+  }
+
+  /** Writes the cached answer of a request whose key check is `verdict`, if there is one. */
+  async function serveCached(
+    req: IncomingMessage,
+    res: ServerResponse,
+    started: number,
+    ip: string,
+    verdict: Promise<KeyRecord>,
+  ): Promise<boolean> {
+    const headers = req.headers;
     const url = req.url as string;
-    const mark = url.indexOf('?');
-    const query = mark < 0 ? '' : url.slice(mark + 1);
-    const key = deps.auth.verifiedFromCache({ apiKeyHeader: apiKey, authorization, query });
-    if (key === undefined || scopeRefusal(key, 'read') !== undefined) return false;
+    const key = await verdict;
+    if (scopeRefusal(key, 'read') !== undefined) return false;
     const tier = deps.limiter.tierOf(key);
     const answer = deps.answers.get(answerKey(tier.name, headers.accept, url), deps.clock());
     if (answer === undefined) return false;
@@ -87,68 +107,40 @@ export function createFastPath(deps: FastPathDeps) {
       deps.answers.encoded(answer, coding).catch(() => {});
       return false;
     }
-    const ip = clientAddress(req);
-    // The failed-login budget and the tier's limits, in one store call.
-    return andThen(counted(key, ip), (limits) => {
-      if (limits === undefined) return false;
-      deps.auth.used(key);
-      if (res.headersSent || res.destroyed) return true;
-      const id = randomUUID();
-      const head = answerHead(answer, coding, body as Buffer, headers['if-none-match']);
-      const fields: string[] = [...common, 'x-request-id', id];
-      addRateLimitFields(fields, limits.decision, limits.nowMs, limits.cost);
-      for (const field of head.fields) fields.push(field);
-      res.writeHead(head.status, fields);
-      if (head.body === undefined) res.end();
-      else res.end(head.body);
-      deps.record({
-        reqId: id,
-        method: 'GET',
-        route: answer.route,
-        url,
-        status: head.status,
-        elapsedMs: performance.now() - started,
-        keyId: key.id,
-        tier: tier.name,
-        ip,
-        problemCode: null,
-        fast: true,
-      });
-      return true;
+    // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.
+    const limits = await deps.limiter.take(key, ip, 1, deps.auth.failureGate(ip));
+    if (res.headersSent || res.destroyed) return true;
+    const id = randomUUID();
+    const head = answerHead(answer, coding, body as Buffer, headers['if-none-match']);
+    const fields: string[] = [...common, 'x-request-id', id];
+    addRateLimitFields(fields, limits.decision, limits.nowMs, limits.cost);
+    for (const field of head.fields) fields.push(field);
+    res.writeHead(head.status, fields);
+    if (head.body === undefined) res.end();
+    else res.end(head.body);
+    deps.record({
+      reqId: id,
+      method: 'GET',
+      route: answer.route,
+      url,
+      status: head.status,
+      elapsedMs: performance.now() - started,
+      keyId: key.id,
+      tier: tier.name,
+      ip,
+      problemCode: null,
+      fast: true,
     });
-  }
-
-  /**
-   * Takes one unit of every limit if the address is within its failed-login budget: the decision,
-   * or `undefined` when refused or the store failed.
-   */
-  function counted(key: KeyRecord, ip: string): Maybe<LimitReport | undefined> {
-    try {
-      const taken = deps.limiter.takeIfAllowed(key, ip, deps.auth.failureGate(ip));
-      return taken instanceof Promise ? taken.catch(() => undefined) : taken;
-    } catch {
-      return undefined; // the full path answers it, and says why
-    }
+    return true;
   }
 
   const next = deps.next;
   return function listener(req: IncomingMessage, res: ServerResponse): void {
-    if (req.method !== 'GET' || !req.url?.startsWith(PREFIX) || deps.closing()) {
+    if (req.method !== 'GET' || !SERVABLE.test(req.url as string) || deps.closing()) {
       next(req, res);
       return;
     }
-    let served: Maybe<boolean>;
-    try {
-      served = serve(req, res, performance.now());
-    } catch {
-      served = false; // a check that throws (a tier no longer configured): the full path says why
-    }
-    if (served === true) return;
-    if (served === false) {
-      next(req, res);
-      return;
-    }
-    served.then(
+    serve(req, res, performance.now()).then(
       (done) => {
         if (!done) next(req, res);
       },

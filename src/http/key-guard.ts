@@ -3,10 +3,11 @@
  * It runs before body parsing and validation, so an unauthenticated caller learns nothing else
  * and a refused request costs almost nothing.
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors/api-error.js';
 import type { Tier } from '../domain/limits/tiers.js';
-import type { Authenticator } from '../services/authenticator.js';
+import type { Authenticator, Credentials } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import { hasScope, type KeyRecord, type Scope } from '../stores/types.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -44,17 +45,44 @@ export function scopeRefusal(key: KeyRecord, scope: Scope): ApiError | undefined
   });
 }
 
+/**
+ * What a request presents to the authenticator: its key headers and query, and its client address
+ * (`ip`, as Fastify's `trustProxy` works it out). `gatedLater` when the request is counted with its
+ * address' failed-login budget as a gate (see `Credentials`).
+ */
+export function requestCredentials(raw: IncomingMessage, ip: string, gatedLater: boolean): Credentials {
+  const url = raw.url ?? '';
+  const mark = url.indexOf('?');
+  return {
+    apiKeyHeader: raw.headers['x-api-key'],
+    authorization: raw.headers.authorization,
+    query: mark < 0 ? '' : url.slice(mark + 1),
+    ip,
+    gatedLater,
+  };
+}
+
+/**
+ * Verdicts of the key check for requests the fast entry point (fast-path.ts) authenticated and then
+ * handed to Fastify: the guard awaits that verdict instead of authenticating again, so a request is
+ * authenticated once, and a failed attempt counted once, whichever way it came in. The fast entry
+ * point hands over only requests for the counted read routes, which it authenticates as the guard
+ * would (`gatedLater`).
+ */
+const handedOver = new WeakMap<IncomingMessage, Promise<KeyRecord>>();
+
+/** Leaves the verdict the fast entry point reached for `raw` to the guard of the route that answers it. */
+export function handOverVerdict(raw: IncomingMessage, verdict: Promise<KeyRecord>): void {
+  // A route without a guard (none can match what the fast path hands over) must not leave it unhandled.
+  verdict.catch(() => {});
+  handedOver.set(raw, verdict);
+}
+
 export function createKeyGuard(auth: Authenticator, limiter: RateLimiter) {
   return function keyGuard(options: KeyGuardOptions = {}) {
     return async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
-      const key = await auth.authenticate({
-        apiKeyHeader: request.headers['x-api-key'],
-        authorization: request.headers.authorization,
-        query,
-        ip: request.ip,
-        gatedLater: options.count !== false,
-      });
+      const key = await (handedOver.get(request.raw) ??
+        auth.authenticate(requestCredentials(request.raw, request.ip, options.count !== false)));
       request.caller = { key, tier: limiter.tierOf(key) };
       if (options.count !== false) {
         try {

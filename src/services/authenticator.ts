@@ -117,14 +117,18 @@ function presentedKey(credentials: Pick<Credentials, 'apiKeyHeader' | 'authoriza
   return fromHeader ?? fromBearer;
 }
 
-/** The key a request presents, if it is one worth looking up; else throws the 401 to answer. */
-function acceptableKey(credentials: Credentials, acceptDemoKeys: boolean): string {
+/** The one key a request presents; else throws the 401 to answer. */
+function requestedKey(credentials: Credentials): string {
   if (keyInQuery(credentials.query)) throw unauthorized('api_key_in_query');
   const key = presentedKey(credentials);
   if (key === undefined) throw unauthorized('missing_api_key');
+  return key;
+}
+
+/** Throws the 401 of a key that is not worth looking up. */
+function checkLookupWorthy(key: string, acceptDemoKeys: boolean): void {
   if (!isWellFormedKey(key)) throw unauthorized('invalid_api_key');
   if (!acceptDemoKeys && keyKind(key) === 'demo') throw unauthorized('invalid_api_key');
-  return key;
 }
 
 export function createAuthenticator(deps: AuthenticatorDeps) {
@@ -245,31 +249,45 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
     throw unauthorized('invalid_api_key');
   }
 
+  /**
+   * Throws `error`, the 401 of a request whose key is missing or not worth looking up, after
+   * counting it: a request without any key is a misconfigured client, not a guess, so it is not
+   * counted, but it is refused like any other while the address is past its budget.
+   */
+  async function refuse(error: unknown, ip: string, now: number): Promise<never> {
+    const subject = failureSubject(ip);
+    if (error instanceof ApiError && error.code === 'missing_api_key') await budget.check(subject, now);
+    else await budget.take(subject, now);
+    throw error;
+  }
+
   return {
     /** The key record of a valid, live key; throws an `ApiError` (401 or 429) otherwise. */
     async authenticate(credentials: Credentials): Promise<KeyRecord> {
       const now = deps.clock();
-      const subject = failureSubject(credentials.ip);
       let key: string;
       try {
-        key = acceptableKey(credentials, deps.acceptDemoKeys);
+        key = requestedKey(credentials);
       } catch (error) {
-        // A request without any key is a misconfigured client, not a guess: it is not counted, but
-        // it is refused like any other while the address is past its budget.
-        if (error instanceof ApiError && error.code === 'missing_api_key') await budget.check(subject, now);
-        else await budget.take(subject, now);
-        throw error;
+        return refuse(error, credentials.ip, now);
       }
       const print = fingerprint(key);
       const known = cache.get(print);
       if (known !== undefined && known.until > now) {
         if (isLive(known.record, now)) {
-          if (credentials.gatedLater !== true) await budget.check(subject, now);
+          // Only a key that passed `checkLookupWorthy` is ever cached: a hit needs no check again.
+          if (credentials.gatedLater !== true) await budget.check(failureSubject(credentials.ip), now);
           lastUsed.set(known.record.id, now);
           return known.record;
         }
         remember(print, known.record, now); // it expired while cached: refused from now on
       }
+      try {
+        checkLookupWorthy(key, deps.acceptDemoKeys);
+      } catch (error) {
+        return refuse(error, credentials.ip, now);
+      }
+      const subject = failureSubject(credentials.ip);
       if ((refused.get(print) ?? 0) > now) {
         await budget.take(subject, now);
         throw unauthorized('invalid_api_key');
@@ -279,37 +297,9 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
       return record;
     },
 
-    /**
-     * The record of a key verified a moment ago: `undefined` unless the request carries no key in
-     * its query and presents one key that is cached and live. It counts nothing and throws nothing;
-     * whatever it cannot vouch for goes through `authenticate`. The caller must still hold the
-     * request to `failureGate` (in the same store call that counts it) and then call `used`.
-     */
-    verifiedFromCache(credentials: Omit<Credentials, 'ip'>): KeyRecord | undefined {
-      let key: string | undefined;
-      try {
-        if (keyInQuery(credentials.query)) return undefined;
-        key = presentedKey(credentials);
-      } catch {
-        return undefined;
-      }
-      if (key === undefined) return undefined;
-      const now = deps.clock();
-      // Only a key `authenticate` verified is in the cache, so a hit is well formed (and a demo key
-      // only where demo keys are accepted); the checksum is not worked out again.
-      const hit = cache.get(fingerprint(key));
-      if (hit === undefined || hit.until <= now || !isLive(hit.record, now)) return undefined;
-      return hit.record;
-    },
-
     /** The failed-login budget of a client address: while it is used up, no key is accepted from it. */
     failureGate(ip: string): LimitGate {
       return budget.gate(ip);
-    },
-
-    /** Notes that `record` was used just now (written with the next batch of last-used times). */
-    used(record: KeyRecord): void {
-      lastUsed.set(record.id, deps.clock());
     },
 
     /**

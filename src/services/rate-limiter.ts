@@ -18,7 +18,6 @@ import {
 } from '../domain/limits/fixed-window.js';
 import type { Tier } from '../domain/limits/tiers.js';
 import { addressGroup } from '../domain/net/client-address.js';
-import { andThen, type Maybe } from '../stores/maybe.js';
 import type { KeyRecord, LimitGate, RateLimitStore } from '../stores/types.js';
 import { budgetUsedUp } from './failure-budget.js';
 
@@ -58,29 +57,15 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
       let decision: LimitDecision;
       if (gate === undefined) decision = await store.consume(counted, tier.limits, nowMs, cost);
       else {
-        const behind = await store.consumeBehind(gate, counted, tier.limits, nowMs, cost);
+        const admitted = await store.consumeWithin(gate, counted, tier.limits, nowMs, cost);
         // Only a shut gate gives no decision; its 429 says when the budget has room again.
-        if (behind === undefined)
+        if (admitted === undefined)
           throw budgetUsedUp(await store.peek(gate.subject, gate.limits, nowMs), nowMs);
-        decision = behind;
+        decision = admitted;
       }
       const report = { decision, nowMs, cost };
       if (!decision.allowed) throw refusal(report, tier);
       return report;
-    },
-
-    /**
-     * Counts one request if `gate` is open and every limit has a unit left, for the fast path: the
-     * decision, or `undefined` when the gate is shut or a limit used up (nothing is taken; the full
-     * path then says why). An in-process store answers at once, Redis in one round trip; a store
-     * error rejects, as in `take`.
-     */
-    takeIfAllowed(key: KeyRecord, ip: string, gate: LimitGate): Maybe<LimitReport | undefined> {
-      const tier = tierOf(key);
-      const nowMs = clock();
-      return andThen(store.consumeBehind(gate, subject(key, tier, ip), tier.limits, nowMs), (decision) =>
-        decision?.allowed ? { decision, nowMs, cost: 1 } : undefined,
-      );
     },
 
     /** What is left for the key, without counting (for `/usage`). */

@@ -7,7 +7,6 @@ import type { LimitRule } from '../domain/limits/tiers.js';
 import type { CalendarDate, Resolution } from '../domain/time/days.js';
 import type { EventLog } from '../events/types.js';
 import type { WebhookStore } from '../webhooks/store.js';
-import type { Maybe } from './maybe.js';
 
 /** One priced thing (docs/data-model.md). */
 export interface Series {
@@ -160,27 +159,33 @@ export interface RateLimitStore {
    * the whole of that limit (so a heavy request fits a fresh window instead of never passing).
    * `cost` is a positive safe integer.
    */
-  consume(subject: string, limits: readonly LimitRule[], nowMs: number, cost?: number): Maybe<LimitDecision>;
+  consume(
+    subject: string,
+    limits: readonly LimitRule[],
+    nowMs: number,
+    cost?: number,
+  ): Promise<LimitDecision>;
   /** What is left, without taking anything; `allowed` says whether one unit is left in every limit. */
-  peek(subject: string, limits: readonly LimitRule[], nowMs: number): Maybe<LimitDecision>;
+  peek(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision>;
   /**
-   * `consume`, but only while every limit of `gate` has a unit left; the gate is read, never
-   * taken from. `undefined` when the gate is shut (and nothing was taken). The hot path checks a
-   * caller's failed-login budget and counts its request in this one step: one Redis round trip.
+   * Admits a request: `consume` for `subject`, but only while every limit of `gate` (the failed-login
+   * budget of the caller's address) has a unit left. The gate is read, never taken from, in the same
+   * atomic step, so an address past its budget is refused however many instances count it, and a
+   * counted request costs one store call. `undefined` when the gate is shut (and nothing was taken).
    */
-  consumeBehind(
+  consumeWithin(
     gate: LimitGate,
     subject: string,
     limits: readonly LimitRule[],
     nowMs: number,
     cost?: number,
-  ): Maybe<LimitDecision | undefined>;
+  ): Promise<LimitDecision | undefined>;
   /**
    * Gives back the `cost` units an allowed `consume` of `subject` took (`taken` is its decision), to
    * the windows they were taken from: a unit reserved before a lookup whose outcome turned out not
    * to count. A window that has ended since is not touched, and no counter goes below zero.
    */
-  giveBack(subject: string, taken: LimitDecision, cost?: number): Maybe<void>;
+  giveBack(subject: string, taken: LimitDecision, cost?: number): Promise<void>;
 }
 
 /** Limits a request must be within without being counted in them (the failed-login budget). */

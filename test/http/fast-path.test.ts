@@ -187,6 +187,22 @@ describe('the fast path', () => {
     );
   });
 
+  test('a refused key that came in by the fast entry point is counted once', async () => {
+    await client.get(TODAY, { 'x-api-key': key });
+    h.clock.advance(60_000); // a new minute: the address' budget of 20 failures is whole again
+    assert.equal((await client.get(TODAY, { 'x-api-key': key })).status, 200, 'served');
+    const bad = { 'x-api-key': `${key.slice(0, -1)}X` };
+    for (let i = 0; i < 19; i++) {
+      const refused = await client.get(TODAY, bad);
+      assert.equal(JSON.parse(refused.text).code, 'invalid_api_key', `failure ${i + 1} is a 401`);
+    }
+    assert.equal((await client.get(TODAY, { 'x-api-key': key })).status, 200, '19 failures: still served');
+    assert.equal(JSON.parse((await client.get(TODAY, bad)).text).code, 'invalid_api_key', 'the 20th');
+    const after = await client.get(TODAY, { 'x-api-key': key });
+    assert.equal(JSON.parse(after.text).code, 'too_many_auth_failures', '20 failures: the budget is used up');
+    h.clock.advance(60_000);
+  });
+
   test('an address past its failed-login budget is refused even with a cached valid key', async () => {
     await client.get(TODAY, { 'x-api-key': key });
     for (let i = 0; i < 20; i++) await client.get(TODAY, { 'x-api-key': `${key.slice(0, -1)}X` });

@@ -79,22 +79,22 @@ export function rateLimitBehaviour(open: () => RateLimitSubject): void {
     assert.deepEqual(remaining(await store.peek(subject, limits, now())), { day: 1 });
   });
 
-  test('consumeBehind takes the cost behind an open gate and reads the gate for one unit', async () => {
+  test('consumeWithin takes the cost behind an open gate and reads the gate for one unit', async () => {
     const { store, now, ready, fresh } = open();
     await ready(86_400, 30_000);
     const gate = { subject: fresh(), limits: [hour(1)] };
     const subject = fresh();
     const limits = [day(10)];
-    assert.deepEqual(remaining(await store.consumeBehind(gate, subject, limits, now(), 4)), { day: 6 });
+    assert.deepEqual(remaining(await store.consumeWithin(gate, subject, limits, now(), 4)), { day: 6 });
     assert.deepEqual(
       remaining(await store.peek(gate.subject, gate.limits, now())),
       { hour: 1 },
       'gate untouched',
     );
-    const refused = await store.consumeBehind(gate, subject, limits, now(), 7);
+    const refused = await store.consumeWithin(gate, subject, limits, now(), 7);
     assert.equal(refused?.allowed, false, 'seven units asked, six left');
     await store.consume(gate.subject, gate.limits, now());
-    assert.equal(await store.consumeBehind(gate, subject, limits, now(), 1), undefined, 'a shut gate');
+    assert.equal(await store.consumeWithin(gate, subject, limits, now(), 1), undefined, 'a shut gate');
     assert.deepEqual(remaining(await store.peek(subject, limits, now())), { day: 6 });
   });
 

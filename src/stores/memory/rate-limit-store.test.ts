@@ -168,26 +168,30 @@ describe('MemoryRateLimitStore memory', () => {
   });
 });
 
-describe('MemoryRateLimitStore.consumeBehind', () => {
-  test('counts behind an open gate, takes nothing behind a shut one, and never takes from the gate', () => {
+describe('MemoryRateLimitStore.consumeWithin', () => {
+  test('counts behind an open gate, takes nothing behind a shut one, and never takes from the gate', async () => {
     const store = new MemoryRateLimitStore();
     const gate = { subject: 'auth-failures:10.0.0.1', limits: [perMinute(2)] };
     const limits = [perMinute(3)];
-    const first = store.consumeBehind(gate, 'key:a', limits, NOW);
+    const first = await store.consumeWithin(gate, 'key:a', limits, NOW);
     assert.deepEqual(first && remaining(first), { minute: 2 }, 'counted behind an open gate');
     assert.deepEqual(
-      remaining(store.peek(gate.subject, gate.limits, NOW)),
+      remaining(await store.peek(gate.subject, gate.limits, NOW)),
       { minute: 2 },
       'the gate untouched',
     );
-    store.consume(gate.subject, gate.limits, NOW);
-    store.consume(gate.subject, gate.limits, NOW);
-    assert.equal(store.consumeBehind(gate, 'key:a', limits, NOW), undefined, 'a shut gate answers undefined');
-    assert.deepEqual(remaining(store.peek('key:a', limits, NOW)), { minute: 2 }, 'and takes nothing');
+    await store.consume(gate.subject, gate.limits, NOW);
+    await store.consume(gate.subject, gate.limits, NOW);
+    assert.equal(
+      await store.consumeWithin(gate, 'key:a', limits, NOW),
+      undefined,
+      'a shut gate answers undefined',
+    );
+    assert.deepEqual(remaining(await store.peek('key:a', limits, NOW)), { minute: 2 }, 'and takes nothing');
     const other = { subject: 'auth-failures:10.0.0.2', limits: [perMinute(2)] };
-    store.consumeBehind(other, 'key:a', limits, NOW);
-    store.consumeBehind(other, 'key:a', limits, NOW);
-    const usedUp = store.consumeBehind(other, 'key:a', limits, NOW);
+    await store.consumeWithin(other, 'key:a', limits, NOW);
+    await store.consumeWithin(other, 'key:a', limits, NOW);
+    const usedUp = await store.consumeWithin(other, 'key:a', limits, NOW);
     assert.equal(usedUp?.allowed, false, 'a used-up limit behind an open gate is refused');
     assert.deepEqual(usedUp && remaining(usedUp), { minute: 0 }, 'with what is left');
   });
@@ -203,11 +207,11 @@ describe('MemoryRateLimitStore: weighted requests and units given back', () => {
     fresh: () => `key:weighted:${subjects++}`,
   }));
 
-  test('a unit given back after its window rolled over is not returned to the new window', () => {
+  test('a unit given back after its window rolled over is not returned to the new window', async () => {
     const limits = [perMinute(5)];
-    const taken = store.consume('key:late-give-back', limits, NOW, 2);
-    store.consume('key:late-give-back', limits, NOW + 60_000);
-    store.giveBack('key:late-give-back', taken, 2);
-    assert.deepEqual(remaining(store.peek('key:late-give-back', limits, NOW + 60_000)), { minute: 4 });
+    const taken = await store.consume('key:late-give-back', limits, NOW, 2);
+    await store.consume('key:late-give-back', limits, NOW + 60_000);
+    await store.giveBack('key:late-give-back', taken, 2);
+    assert.deepEqual(remaining(await store.peek('key:late-give-back', limits, NOW + 60_000)), { minute: 4 });
   });
 });

@@ -5,8 +5,8 @@
  * or, for a length nobody uses any more, at the first request after its window ended. So memory is
  * bounded by the callers of the current windows, never by history, and cleanup costs one look at
  * each window length per request. JavaScript runs one request's check-and-take without
- * interruption, which makes all-or-nothing exact under any concurrency within the process. Answers
- * are given at once, not as promises, so the hot path does not wait a microtask for them.
+ * interruption (each method decides before it returns its promise), which makes all-or-nothing
+ * exact under any concurrency within the process.
  */
 import {
   checkCost,
@@ -57,7 +57,35 @@ export class MemoryRateLimitStore implements RateLimitStore {
     });
   }
 
-  consume(subject: string, limits: readonly LimitRule[], nowMs: number, cost = 1): LimitDecision {
+  async consume(
+    subject: string,
+    limits: readonly LimitRule[],
+    nowMs: number,
+    cost = 1,
+  ): Promise<LimitDecision> {
+    return this.take(subject, limits, nowMs, cost);
+  }
+
+  async consumeWithin(
+    gate: LimitGate,
+    subject: string,
+    limits: readonly LimitRule[],
+    nowMs: number,
+    cost = 1,
+  ): Promise<LimitDecision | undefined> {
+    if (!this.look(gate.subject, gate.limits, nowMs).allowed) return undefined;
+    return this.take(subject, limits, nowMs, cost);
+  }
+
+  async giveBack(subject: string, taken: LimitDecision, cost = 1): Promise<void> {
+    this.putBack(subject, taken, cost);
+  }
+
+  async peek(subject: string, limits: readonly LimitRule[], nowMs: number): Promise<LimitDecision> {
+    return this.look(subject, limits, nowMs);
+  }
+
+  private take(subject: string, limits: readonly LimitRule[], nowMs: number, cost: number): LimitDecision {
     checkCost(cost);
     const current = this.read(subject, limits, nowMs);
     const allowed = current.every((c) => c.used + unitsOf(c.rule, cost) <= c.rule.limit);
@@ -69,18 +97,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return { allowed, states };
   }
 
-  consumeBehind(
-    gate: LimitGate,
-    subject: string,
-    limits: readonly LimitRule[],
-    nowMs: number,
-    cost = 1,
-  ): LimitDecision | undefined {
-    if (!this.peek(gate.subject, gate.limits, nowMs).allowed) return undefined;
-    return this.consume(subject, limits, nowMs, cost);
-  }
-
-  giveBack(subject: string, taken: LimitDecision, cost = 1): void {
+  private putBack(subject: string, taken: LimitDecision, cost: number): void {
     checkCost(cost);
     if (!taken.allowed) return;
     for (const state of taken.states) {
@@ -94,7 +111,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     }
   }
 
-  peek(subject: string, limits: readonly LimitRule[], nowMs: number): LimitDecision {
+  private look(subject: string, limits: readonly LimitRule[], nowMs: number): LimitDecision {
     const current = this.read(subject, limits, nowMs);
     return {
       allowed: current.every((c) => c.used < c.rule.limit),

@@ -284,10 +284,10 @@ describe('FallbackRateLimitStore probing', () => {
         if (primary.down) throw new Error('connection refused');
         return primary.memory.peek(subject, rules, nowMs);
       },
-      async consumeBehind(gate: LimitGate, subject: string, rules: readonly LimitRule[], nowMs: number) {
+      async consumeWithin(gate: LimitGate, subject: string, rules: readonly LimitRule[], nowMs: number) {
         primary.calls++;
         if (primary.down) throw new Error('connection refused');
-        return primary.memory.consumeBehind(gate, subject, rules, nowMs);
+        return primary.memory.consumeWithin(gate, subject, rules, nowMs);
       },
       async giveBack(subject: string, taken: LimitDecision) {
         primary.calls++;
@@ -350,7 +350,7 @@ describe('FallbackRateLimitStore probing', () => {
     const hanging = {
       consume: () => Promise.reject(new Error('timed out')),
       peek: () => Promise.reject(new Error('unused')),
-      consumeBehind: () => Promise.reject(new Error('unused')),
+      consumeWithin: () => Promise.reject(new Error('unused')),
       giveBack: () => Promise.reject(new Error('unused')),
     };
     const store = new FallbackRateLimitStore(hanging, new MemoryRateLimitStore(), {

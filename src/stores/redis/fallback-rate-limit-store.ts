@@ -17,7 +17,6 @@ import { ApiError } from '../../domain/errors/api-error.js';
 import { type LimitDecision, windowOf } from '../../domain/limits/fixed-window.js';
 import type { LimitRule } from '../../domain/limits/tiers.js';
 import { CircuitBreaker } from '../circuit-breaker.js';
-import type { Maybe } from '../maybe.js';
 import type { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
 import type { LimitGate, RateLimitStore } from '../types.js';
 
@@ -86,7 +85,7 @@ export class FallbackRateLimitStore implements RateLimitStore {
   async giveBack(subject: string, taken: LimitDecision, cost = 1): Promise<void> {
     try {
       if (!this.breaker.open) await this.primary.giveBack(subject, taken, cost);
-      else if (this.options.policy === 'local') this.local.giveBack(subject, taken, cost);
+      else if (this.options.policy === 'local') await this.local.giveBack(subject, taken, cost);
     } catch (error) {
       this.fail(error);
     }
@@ -96,14 +95,14 @@ export class FallbackRateLimitStore implements RateLimitStore {
     return this.decide((store) => store.peek(subject, limits, nowMs), limits, nowMs);
   }
 
-  consumeBehind(
+  consumeWithin(
     gate: LimitGate,
     subject: string,
     limits: readonly LimitRule[],
     nowMs: number,
     cost = 1,
   ): Promise<LimitDecision | undefined> {
-    return this.decide((store) => store.consumeBehind(gate, subject, limits, nowMs, cost), limits, nowMs);
+    return this.decide((store) => store.consumeWithin(gate, subject, limits, nowMs, cost), limits, nowMs);
   }
 
   /** Stops probing, so the process can exit; decisions keep following the policy while degraded. */
@@ -112,7 +111,7 @@ export class FallbackRateLimitStore implements RateLimitStore {
   }
 
   private async decide<T extends LimitDecision | undefined>(
-    ask: (store: RateLimitStore) => Maybe<T>,
+    ask: (store: RateLimitStore) => Promise<T>,
     limits: readonly LimitRule[],
     nowMs: number,
   ): Promise<T | LimitDecision> {

@@ -257,17 +257,17 @@ describeOrSkip('RedisRateLimitStore', { skip }, () => {
       const taken: Record<string, LimitDecision> = {};
       for (const [i, cost] of [4, 3, 4, 2, 9, 1].entries()) {
         const fromRedis = await store.consume('key:weighted-parity', limits, now, cost);
-        const fromMemory = memory.consume('key:weighted-parity', limits, now, cost);
+        const fromMemory = await memory.consume('key:weighted-parity', limits, now, cost);
         assert.deepEqual(fromRedis, fromMemory, `step ${i}: cost ${cost}`);
         taken[i] = fromRedis;
         if (i === 2) {
           await store.giveBack('key:weighted-parity', fromRedis, cost);
-          memory.giveBack('key:weighted-parity', fromMemory, cost);
+          await memory.giveBack('key:weighted-parity', fromMemory, cost);
         }
       }
       assert.deepEqual(
         await store.peek('key:weighted-parity', limits, now),
-        memory.peek('key:weighted-parity', limits, now),
+        await memory.peek('key:weighted-parity', limits, now),
       );
     });
 
@@ -284,7 +284,7 @@ describeOrSkip('RedisRateLimitStore', { skip }, () => {
     });
   });
 
-  test('consumeBehind reads the gate and counts the request in one script, like the in-memory store', async () => {
+  test('consumeWithin reads the gate and counts the request in one script, like the in-memory store', async () => {
     await clearOfBoundary(inspect, 3600, 10_000);
     const memory = new MemoryRateLimitStore();
     const now = await redisNowMs(inspect);
@@ -297,7 +297,7 @@ describeOrSkip('RedisRateLimitStore', { skip }, () => {
       return fromRedis;
     };
     const behind = (s: RedisRateLimitStore | MemoryRateLimitStore) =>
-      s.consumeBehind(gate, 'key:behind', limits, now);
+      s.consumeWithin(gate, 'key:behind', limits, now);
     const first = (await both('an open gate', behind)) as LimitDecision;
     assert.deepEqual(remaining(first), { hour: 2, day: 4 }, 'the request is counted');
     await both('the gate is only read', (s) => s.peek(gate.subject, gate.limits, now));
@@ -312,9 +312,9 @@ describeOrSkip('RedisRateLimitStore', { skip }, () => {
     await both('nothing was taken behind the shut gate', (s) => s.peek('key:behind', limits, now));
     const open = { subject: 'auth-failures:other', limits: [hour(2)] };
     for (let i = 0; i < 3; i++)
-      await both(`request ${i + 2}`, (s) => s.consumeBehind(open, 'key:behind', limits, now));
+      await both(`request ${i + 2}`, (s) => s.consumeWithin(open, 'key:behind', limits, now));
     const refused = (await both('used up', (s) =>
-      s.consumeBehind(open, 'key:behind', limits, now),
+      s.consumeWithin(open, 'key:behind', limits, now),
     )) as LimitDecision;
     assert.equal(refused.allowed, false, 'a used-up limit behind an open gate is refused');
   });

@@ -127,7 +127,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   /** The gate and the request's limits in one script, so in one round trip. */
-  async consumeBehind(
+  async consumeWithin(
     gate: LimitGate,
     subject: string,
     limits: readonly LimitRule[],
