@@ -18,9 +18,8 @@ import { createWebhookService, sendOptionsOf } from '../webhooks/service.js';
 import { createAnswerCache } from './answer-cache.js';
 import {
   type ConnectionLimits,
+  connectionGuard,
   DEFAULT_CONNECTION_LIMITS,
-  guardConnections,
-  serverTimeouts,
   TLS_PROTOCOL,
 } from './connections.js';
 import { registerDocs } from './docs.js';
@@ -107,14 +106,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         perAddress: config.maxConnectionsPerAddress,
         unsentBytesPerAddress: config.maxUnsentBytesPerAddress,
       };
-      const options = serverTimeouts(limits);
+      const { options, guard } = connectionGuard(limits, config.trustProxy, metrics);
       const server = deps.https
         ? createHttpsServer(
             { key: deps.https.key, cert: deps.https.cert, ...TLS_PROTOCOL, ...options },
             serve,
           )
         : createHttpServer(options, serve);
-      guardConnections(server, limits, config.trustProxy, metrics);
+      guard(server);
       return server;
     },
     bodyLimit: 1_048_576,

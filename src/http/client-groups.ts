@@ -10,7 +10,7 @@
  * served. The group's last connection holding bytes is spared while it holds a single answer: one
  * answer of any size still reaches a client that reads it. README "Decisions" says the same.
  */
-import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
+import { type Server as HttpServer, type IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
@@ -36,12 +36,12 @@ export interface UnsentBytes {
   readonly largestGroup: number;
 }
 
-/** A connection that has asked for something, as its requests see it (the TLS socket under HTTPS). */
+/** An open connection, as its requests see it (the TLS socket under HTTPS). */
 interface Answering {
   readonly socket: Socket;
-  /** The connections of its client group that have asked for something. */
+  /** The open connections of its client group. */
   readonly group: Set<Answering>;
-  /** Answers begun and not yet all sent; pipelined requests wait behind the first. */
+  /** Answers queued behind the one that holds the socket (pipelined requests), until they finish. */
   readonly answers: Set<ServerResponse>;
 }
 
@@ -58,37 +58,20 @@ function unsentOf({ socket, answers }: Answering): number {
 }
 
 /**
- * Counts each group's connections on the server (refusing those past the bound) and watches what
- * their answers leave unsent; `unsentBytes` is read by the metrics.
+ * Counts each group's connections (refusing those past the bound) and watches what their answers
+ * leave unsent. The server must be made with `ServerResponse` as its response class, which checks
+ * the group of each answer the moment it is ended; `watch` then follows the server's connections.
+ * `unsentBytes` is read by the metrics.
+ * @example const groups = clientGroups(limits); const server = createServer({ ServerResponse: groups.ServerResponse }); groups.watch(server)
  */
-export function trackClientGroups(
-  server: HttpServer | HttpsServer,
-  limits: ClientGroupLimits,
-): { unsentBytes: () => UnsentBytes } {
+export function clientGroups(limits: ClientGroupLimits): {
+  readonly ServerResponse: typeof ServerResponse;
+  watch(server: HttpServer | HttpsServer): void;
+  unsentBytes(): UnsentBytes;
+} {
   const trusted = limits.trustProxy.length > 0 ? proxyAddr.compile([...limits.trustProxy]) : () => false;
   const groupOf = (address: string | undefined): string | undefined =>
     address === undefined || trusted(address, 0) ? undefined : addressGroup(address);
-
-  if (limits.perAddress > 0) {
-    const open = new Map<string, number>();
-    // Before the server's own listener, so a refused socket never reaches TLS or the HTTP parser.
-    server.prependListener('connection', (socket: Socket) => {
-      const group = groupOf(socket.remoteAddress);
-      if (group === undefined) return;
-      const count = open.get(group) ?? 0;
-      if (count >= limits.perAddress) {
-        limits.refused();
-        socket.destroy();
-        return;
-      }
-      open.set(group, count + 1);
-      socket.once('close', () => {
-        const left = (open.get(group) ?? 1) - 1;
-        if (left <= 0) open.delete(group);
-        else open.set(group, left);
-      });
-    });
-  }
 
   const answering = new Map<string, Set<Answering>>();
   const bySocket = new WeakMap<Socket, Answering>();
@@ -108,7 +91,8 @@ export function trackClientGroups(
     let left = holding.length;
     for (const { connection, bytes } of holding) {
       if (total <= limits.unsentBytes) return;
-      if (left === 1 && connection.answers.size <= 1) return;
+      // The answer that holds the socket, with none queued behind it: one answer still gets through.
+      if (left === 1 && connection.answers.size === 0) return;
       group.delete(connection);
       connection.socket.destroy();
       limits.closedUnsent();
@@ -117,54 +101,101 @@ export function trackClientGroups(
     }
   };
 
-  if (limits.unsentBytes > 0) {
-    server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
-      const { socket } = request;
-      let connection = bySocket.get(socket);
-      if (connection === undefined) {
-        const key = groupOf(socket.remoteAddress);
-        if (key === undefined) return;
-        const group = answering.get(key) ?? new Set<Answering>();
-        answering.set(key, group);
-        const created: Answering = { socket, group, answers: new Set() };
-        connection = created;
-        bySocket.set(socket, created);
-        group.add(created);
-        socket.once('close', () => {
-          group.delete(created);
-          if (group.size === 0 && answering.get(key) === group) answering.delete(key);
-        });
-      }
-      const current = connection;
-      const { answers, group } = connection;
-      answers.add(response);
-      // 'prefinish': the whole answer has just been handed to the socket (or the one it queued
-      // behind has finished), which is when a group can pass its bound. An answer the socket took
-      // at once (a client that reads) added nothing, and the group need not be counted.
-      response.once('prefinish', () => {
-        if (unsentOf(current) > 0) enforce(group);
-      });
-      // An answer queued behind another (no socket yet) keeps its bytes itself, and emits nothing
-      // when it has them all: the group is counted as soon as the answer is ended, not only at the
-      // next sweep, so pipelined answers cannot pass the bound for up to a sweep's length.
-      if (response.socket === null) {
-        const end = response.end;
-        response.end = ((...args: unknown[]) => {
-          const result: unknown = Reflect.apply(end, response, args);
-          if (!current.socket.destroyed) enforce(group);
-          return result;
-        }) as typeof response.end;
-      }
-      // An answer that never finishes goes with its connection, and `answers` with it.
-      response.once('finish', () => answers.delete(response));
+  /** Joins a connection (the TLS socket under HTTPS) to its client's group until it closes. */
+  const follow = (socket: Socket): void => {
+    const key = groupOf(socket.remoteAddress);
+    if (key === undefined || socket.destroyed) return;
+    let group = answering.get(key);
+    if (group === undefined) {
+      group = new Set();
+      answering.set(key, group);
+    }
+    const connection: Answering = { socket, group, answers: new Set() };
+    bySocket.set(socket, connection);
+    group.add(connection);
+    const joined = group;
+    socket.once('close', () => {
+      joined.delete(connection);
+      if (joined.size === 0 && answering.get(key) === joined) answering.delete(key);
     });
-    const sweep = setInterval(() => {
-      for (const group of answering.values()) enforce(group);
-    }, SWEEP_MS).unref();
-    server.once('close', () => clearInterval(sweep));
+  };
+
+  /**
+   * Just after an answer was ended: the whole answer has been handed to the socket (or, for one
+   * queued behind another, is kept by the answer), which is when a group can pass its bound. An
+   * answer the socket took at once (a client that reads) added nothing, and the group need not be
+   * counted; that is the common case, and it costs one look at the socket.
+   */
+  const ended = (response: ServerResponse): void => {
+    const socket = response.socket;
+    if (socket !== null && socket.writableLength === 0) return;
+    const connection = bySocket.get(socket ?? response.req.socket);
+    if (connection !== undefined && !connection.socket.destroyed) enforce(connection.group);
+  };
+
+  // One class per server, so that a process with several servers keeps their groups apart.
+  const end = ServerResponse.prototype.end;
+  class GuardedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {}
+  if (limits.unsentBytes > 0) {
+    GuardedResponse.prototype.end = function guardedEnd(
+      this: ServerResponse,
+      chunk?: unknown,
+      encoding?: unknown,
+      callback?: unknown,
+    ) {
+      const result = Reflect.apply(end, this, [chunk, encoding, callback]) as ServerResponse;
+      ended(this);
+      return result;
+    } as typeof end;
   }
 
   return {
+    ServerResponse: GuardedResponse,
+
+    watch(server) {
+      if (limits.perAddress > 0) {
+        const open = new Map<string, number>();
+        // Before the server's own listener, so a refused socket never reaches TLS or the HTTP parser.
+        server.prependListener('connection', (socket: Socket) => {
+          const group = groupOf(socket.remoteAddress);
+          if (group === undefined) return;
+          const count = open.get(group) ?? 0;
+          if (count >= limits.perAddress) {
+            limits.refused();
+            socket.destroy();
+            return;
+          }
+          open.set(group, count + 1);
+          socket.once('close', () => {
+            const left = (open.get(group) ?? 1) - 1;
+            if (left <= 0) open.delete(group);
+            else open.set(group, left);
+          });
+        });
+      }
+      if (limits.unsentBytes <= 0) return;
+      // The socket that requests are read from and answers written to: the TLS socket under HTTPS.
+      if ('setSecureContext' in server) server.on('secureConnection', follow);
+      else server.on('connection', follow);
+      server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+        // An answer queued behind another (pipelining: no socket yet) keeps its bytes itself until
+        // the socket is handed to it; it is counted with its connection until it has finished.
+        if (response.socket !== null) return;
+        const connection = bySocket.get(request.socket);
+        if (connection === undefined) return;
+        connection.answers.add(response);
+        response.once('prefinish', () => {
+          if (unsentOf(connection) > 0) enforce(connection.group);
+        });
+        // An answer that never finishes goes with its connection, and `answers` with it.
+        response.once('finish', () => connection.answers.delete(response));
+      });
+      const sweep = setInterval(() => {
+        for (const group of answering.values()) enforce(group);
+      }, SWEEP_MS).unref();
+      server.once('close', () => clearInterval(sweep));
+    },
+
     unsentBytes() {
       let total = 0;
       let largestGroup = 0;

@@ -9,7 +9,7 @@ import type { Server as HttpServer } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket, TlsOptions } from 'node:tls';
-import { trackClientGroups } from './client-groups.js';
+import { clientGroups } from './client-groups.js';
 import type { Metrics } from './metrics.js';
 import { plainHttpAnswer } from './problem.js';
 
@@ -64,7 +64,7 @@ export const TLS_PROTOCOL: Pick<TlsOptions, 'minVersion' | 'ciphers' | 'honorCip
 };
 
 /** The options of `http(s).createServer` that bound each phase of a connection. */
-export function serverTimeouts(limits: ConnectionLimits) {
+function serverTimeouts(limits: ConnectionLimits) {
   return {
     handshakeTimeout: limits.handshakeMs,
     headersTimeout: limits.headersMs,
@@ -80,24 +80,34 @@ export function serverTimeouts(limits: ConnectionLimits) {
  * Bounds idle sockets, and what one client group may hold (client-groups.ts): connections past
  * `limits.perAddress` are closed as soon as they open, before any TLS or HTTP work is spent on them,
  * and unsent answers past `limits.unsentBytesPerAddress` close the connections holding the most.
+ * `options` are for `http(s).createServer` (the deadlines, and the response class that counts
+ * unsent answers); `guard` is then called with the server made with them.
+ * @example const guard = connectionGuard(limits, [], metrics); guard.guard(createServer(guard.options, listener))
  */
-export function guardConnections(
-  server: HttpServer | HttpsServer,
-  limits: ConnectionLimits,
-  trustProxy: readonly string[],
-  metrics: Metrics,
-): void {
-  server.setTimeout(limits.idleMs);
-  if ('setSecureContext' in server) answerPlainHttp(server);
-  if (limits.perAddress <= 0 && limits.unsentBytesPerAddress <= 0) return;
-  const groups = trackClientGroups(server, {
-    perAddress: limits.perAddress,
-    unsentBytes: limits.unsentBytesPerAddress,
-    trustProxy,
-    refused: () => metrics.connectionsRefused.inc(),
-    closedUnsent: () => metrics.connectionsClosedUnsent.inc(),
-  });
-  metrics.observeUnsentBytes(groups.unsentBytes);
+export function connectionGuard(limits: ConnectionLimits, trustProxy: readonly string[], metrics: Metrics) {
+  const groups =
+    limits.perAddress > 0 || limits.unsentBytesPerAddress > 0
+      ? clientGroups({
+          perAddress: limits.perAddress,
+          unsentBytes: limits.unsentBytesPerAddress,
+          trustProxy,
+          refused: () => metrics.connectionsRefused.inc(),
+          closedUnsent: () => metrics.connectionsClosedUnsent.inc(),
+        })
+      : undefined;
+  return {
+    options: {
+      ...serverTimeouts(limits),
+      ...(groups && { ServerResponse: groups.ServerResponse }),
+    },
+    guard(server: HttpServer | HttpsServer): void {
+      server.setTimeout(limits.idleMs);
+      if ('setSecureContext' in server) answerPlainHttp(server);
+      if (groups === undefined) return;
+      groups.watch(server);
+      metrics.observeUnsentBytes(groups.unsentBytes);
+    },
+  };
 }
 
 /**
