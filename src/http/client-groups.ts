@@ -136,21 +136,19 @@ export function clientGroups(limits: ClientGroupLimits): {
   // One class per server, so that a process with several servers keeps their groups apart.
   const end = ServerResponse.prototype.end;
   class GuardedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {}
-  if (limits.unsentBytes > 0) {
-    GuardedResponse.prototype.end = function guardedEnd(
-      this: ServerResponse,
-      chunk?: unknown,
-      encoding?: unknown,
-      callback?: unknown,
-    ) {
-      const result = Reflect.apply(end, this, [chunk, encoding, callback]) as ServerResponse;
-      ended(this);
-      return result;
-    } as typeof end;
-  }
+  GuardedResponse.prototype.end = function guardedEnd(
+    this: ServerResponse,
+    chunk?: unknown,
+    encoding?: unknown,
+    callback?: unknown,
+  ) {
+    const result = Reflect.apply(end, this, [chunk, encoding, callback]) as ServerResponse;
+    ended(this);
+    return result;
+  } as typeof end;
 
   return {
-    ServerResponse: GuardedResponse,
+    ServerResponse: limits.unsentBytes > 0 ? GuardedResponse : ServerResponse,
 
     watch(server) {
       if (limits.perAddress > 0) {

@@ -92,19 +92,18 @@ export function foldedHistogram(options: {
   function exposition() {
     const values: ExpositionLine[] = [];
     for (const slot of slots.values()) {
+      const sharedLabels = slot.labels;
       let cumulative = 0;
       bounds.forEach((le, i) => {
         cumulative += slot.counts[i] ?? 0;
-        const labels = { le };
         values.push({
-          labels,
+          labels: { le },
           value: cumulative,
           metricName: `${name}_bucket`,
           exemplar: null,
-          sharedLabels: slot.labels,
+          sharedLabels,
         });
       });
-      const sharedLabels = slot.labels;
       values.push(
         {
           labels: { le: '+Inf' },

@@ -41,40 +41,23 @@ export function createRequestRecorder(metrics: Metrics, log: FastifyBaseLogger) 
   const timers: Nested<Nested<HistogramSlot>> = new Map();
   const fast = new Map<string, CounterSlot>();
 
-  /** The map under `key` in `parent`, made empty the first time. */
-  function under<K, V>(parent: Map<K, Map<string | number, V>>, key: K): Map<string | number, V> {
-    const found = parent.get(key);
+  /** The value under `key` in `map`, made by `make` the first time. */
+  function kept<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+    const found = map.get(key);
     if (found !== undefined) return found;
-    const made = new Map<string | number, V>();
-    parent.set(key, made);
+    const made = make();
+    map.set(key, made);
     return made;
   }
+  const under = <V>(parent: Nested<Nested<V>>, key: string | number) => kept(parent, key, () => new Map());
 
-  function counterOf(route: string, method: string, status: number, tier: string): CounterSlot {
-    const byTier = under(under(under(counters, route), method), status);
-    const found = byTier.get(tier);
-    if (found !== undefined) return found;
-    const slot = metrics.requests.slot({ route, method, status, tier });
-    byTier.set(tier, slot);
-    return slot;
-  }
-
-  function timerOf(route: string, method: string): HistogramSlot {
-    const byMethod = under(timers, route);
-    const found = byMethod.get(method);
-    if (found !== undefined) return found;
-    const slot = metrics.latency.slot({ route, method });
-    byMethod.set(method, slot);
-    return slot;
-  }
-
-  function fastOf(route: string): CounterSlot {
-    const found = fast.get(route);
-    if (found !== undefined) return found;
-    const slot = metrics.fastAnswers.slot({ route });
-    fast.set(route, slot);
-    return slot;
-  }
+  const counterOf = (route: string, method: string, status: number, tier: string): CounterSlot =>
+    kept(under(under(under(counters, route), method), status), tier, () =>
+      metrics.requests.slot({ route, method, status, tier }),
+    );
+  const timerOf = (route: string, method: string): HistogramSlot =>
+    kept(under(timers, route), method, () => metrics.latency.slot({ route, method }));
+  const fastOf = (route: string): CounterSlot => kept(fast, route, () => metrics.fastAnswers.slot({ route }));
 
   return function record(r: AnsweredRequest): void {
     const tier = r.tier ?? 'none';
