@@ -217,8 +217,13 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
     asked: Resolution | undefined,
   ): Promise<AnsweredDay[]> {
     const served = servedResolution(series.resolution, asked);
-    const read = async () =>
-      withProvenance(prices, series, zone, await readServedDays(prices, series, from, to, zone, served));
+    const read = async () => {
+      const [days, recorded] = await Promise.all([
+        readServedDays(prices, series, from, to, zone, served),
+        recordedDays(prices, series, zone, from, to),
+      ]);
+      return withProvenance(series, zone, days, recorded);
+    };
     // Long ranges are read as they come: a year of quarter hours per entry would crowd out the days.
     if (daysBetween(from, to) >= 7) return read();
     return dayCache.read(`${series.symbol}|${from}|${to}|${zone}|${served}`, [series.symbol], read);
@@ -401,9 +406,8 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
           const date = localDate(last.start, zone);
           checkCoarseGrid([{ series: s, zone, date, to: date }], query);
           if (served === s.resolution) {
-            const [day] = await withProvenance(prices, s, zone, [
-              { ...s, date, prices: [servedPoint(s, zone, last)] },
-            ]);
+            const point = { ...s, date, prices: [servedPoint(s, zone, last)] };
+            const [day] = withProvenance(s, zone, [point], await recordedDays(prices, s, zone, date, date));
             return day as AnsweredDay;
           }
           // The coarser interval holding the last point: the mean of every point of it.
@@ -456,33 +460,45 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
   };
 }
 
+/** The series' own dates that a day read in `zone` overlaps (one, or two across a zone's midnight). */
+function ownDates(series: Series, zone: string, date: CalendarDate): [CalendarDate, CalendarDate] {
+  if (zone === series.timezone) return [date, date];
+  const { start, end } = dayBounds(date, zone);
+  return [localDate(start, series.timezone), localDate(end - 1, series.timezone)];
+}
+
 /**
- * `days` (consecutive, of one series, read in `zone`) with what the store recorded of the days of the
- * series' own zone they overlap: one query per read.
+ * What the store recorded of the days of the series' own zone that the days `from`..`to` read in
+ * `zone` overlap: one query, which runs beside the read of the points (on PostgreSQL on a second
+ * pooled connection, so a day read waits for the slower of the two and not for both).
  */
-async function withProvenance(
+async function recordedDays(
   prices: PriceStore,
   series: Series,
   zone: string,
-  days: readonly SeriesDay[],
-): Promise<AnsweredDay[]> {
-  const own = series.timezone;
-  /** The series' own dates that a day read in `zone` overlaps. */
-  const ownDates = (date: CalendarDate): [CalendarDate, CalendarDate] => {
-    if (zone === own) return [date, date];
-    const { start, end } = dayBounds(date, zone);
-    return [localDate(start, own), localDate(end - 1, own)];
-  };
-  const first = days[0];
-  const last = days.at(-1);
+  from: CalendarDate,
+  to: CalendarDate,
+): Promise<Map<CalendarDate, DayProvenance>> {
   const recorded = new Map<CalendarDate, DayProvenance>();
-  if (first !== undefined && last !== undefined && prices.dayProvenance !== undefined) {
-    const from = ownDates(first.date)[0];
-    const to = ownDates(last.date)[1];
-    for (const day of await prices.dayProvenance(series.symbol, from, to)) recorded.set(day.date, day);
-  }
+  if (prices.dayProvenance === undefined) return recorded;
+  const days = await prices.dayProvenance(
+    series.symbol,
+    ownDates(series, zone, from)[0],
+    ownDates(series, zone, to)[1],
+  );
+  for (const day of days) recorded.set(day.date, day);
+  return recorded;
+}
+
+/** `days` (consecutive, of one series, read in `zone`) with what `recordedDays` found of them. */
+function withProvenance(
+  series: Series,
+  zone: string,
+  days: readonly SeriesDay[],
+  recorded: ReadonlyMap<CalendarDate, DayProvenance>,
+): AnsweredDay[] {
   return days.map((day) => {
-    const [from, to] = ownDates(day.date);
+    const [from, to] = ownDates(series, zone, day.date);
     let complete = true;
     let source: string | null = null;
     for (let date = from; date <= to; date = addDays(date, 1)) {
