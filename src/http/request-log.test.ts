@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { type RequestLine, requestLineWriter } from './request-log.js';
+import { quoted, type RequestLine, requestLineWriter } from './request-log.js';
 
 /** A synchronous destination that keeps every line written. */
 function capture() {
@@ -67,6 +67,25 @@ describe('the request line', () => {
     assert.equal(direct.lines.length, LINES.length);
     assert.equal(children, 0, 'written directly, without a child logger');
     assert.deepEqual(direct.lines.map(withoutTime), reference.lines.map(withoutTime));
+  });
+
+  test('quotes every string as JSON.stringify does', () => {
+    // Every character below 0x80 alone and inside text, a character from each wider range, a
+    // surrogate pair and lone surrogates of both halves.
+    const ascii = Array.from({ length: 0x80 }, (_, c) => String.fromCharCode(c));
+    const samples = [
+      '',
+      ...ascii,
+      ...ascii.map((c) => `/api/v1/prices${c}?symbols=NO1`),
+      '\u00e9\u00ff\u0100\u2028\u2029\uffff',
+      'a\u{1f600}b',
+      'a\ud83db',
+      'a\ude00b',
+      '\ud83d',
+      'x'.repeat(5000),
+    ];
+    for (const sample of samples)
+      assert.equal(quoted(sample), JSON.stringify(sample), JSON.stringify(sample));
   });
 
   test('is not written below the info level', () => {

@@ -58,10 +58,27 @@ export function requestLineWriter(log: FastifyBaseLogger): (line: RequestLine) =
   return (line) => {
     if (!enabled('info')) return;
     stream.write(
-      `${head}${Date.now()}${bindings},"reqId":${JSON.stringify(line.reqId)},"method":${JSON.stringify(line.method)},` +
-        `"url":${JSON.stringify(line.url)},"status":${line.status},"latencyMs":${line.latencyMs},` +
-        `"keyId":${JSON.stringify(line.keyId)},"tier":${JSON.stringify(line.tier)},"ip":${JSON.stringify(line.ip)},` +
+      `${head}${Date.now()}${bindings},"reqId":${quoted(line.reqId)},"method":${quoted(line.method)},` +
+        `"url":${quoted(line.url)},"status":${line.status},"latencyMs":${line.latencyMs},` +
+        `"keyId":${quotedOrNull(line.keyId)},"tier":${quotedOrNull(line.tier)},"ip":${quoted(line.ip)},` +
         `"msg":"request"}\n`,
     );
   };
 }
+
+/**
+ * `JSON.stringify(value)` of a string, in a loop over its characters where none needs escaping.
+ * A call of `JSON.stringify` costs ten times the loop over a request's URL or id.
+ * @example quoted('/api/v1/prices/today') // '"/api/v1/prices/today"'
+ */
+export function quoted(value: string): string {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    // Control characters, `"` and `\\` are escaped; so is a lone surrogate (one of a pair is not,
+    // but pairs are rare enough here to take the slow way).
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(value);
+  }
+  return `"${value}"`;
+}
+
+const quotedOrNull = (value: string | null): string => (value === null ? 'null' : quoted(value));
