@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors/api-error.js';
 import type { Tier } from '../domain/limits/tiers.js';
-import type { Authenticator, Credentials } from '../services/authenticator.js';
+import type { Authenticator, Credentials, KeyMemo } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import { hasScope, type KeyRecord, type Scope } from '../stores/types.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -59,7 +59,20 @@ export function requestCredentials(raw: IncomingMessage, ip: string, gatedLater:
     query: mark < 0 ? '' : url.slice(mark + 1),
     ip,
     gatedLater,
+    memo: connectionMemo(raw.socket),
   };
+}
+
+/** The key memo of each connection (authenticator.ts `KeyMemo`): it goes with the connection. */
+const memos = new WeakMap<object, KeyMemo>();
+
+function connectionMemo(socket: object): KeyMemo {
+  let memo = memos.get(socket);
+  if (memo === undefined) {
+    memo = { key: undefined, print: undefined };
+    memos.set(socket, memo);
+  }
+  return memo;
 }
 
 /**
