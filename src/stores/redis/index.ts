@@ -50,14 +50,15 @@ function probeRemakingSilent(commands: Redis, subscriber: Redis): () => Promise<
  * timeout for a Redis that accepts connections but does not answer. A command that times out may
  * still have run in Redis: a counted request that times out is counted there and, under the `local`
  * policy, locally too, so the timeout must be well above any stall the instance's own event loop
- * may have under load. Commands of requests that arrive in the same turn of the event loop are sent
- * in one write (automatic pipelining): under load a write per request took a fifth of the server's
- * profile, and batching them served 6 to 15% more requests (bench/README.md).
+ * may have under load. No automatic pipelining: the rate-limit store already sends the requests of
+ * one turn of the event loop in one script call (rate-limit-store.ts), and ioredis' pipelining
+ * would wrap that one command in a pipeline of its own and hold it for another turn; without it,
+ * (d) served 7 to 16% more requests (bench/README.md).
  */
 export function redisCommandOptions(commandTimeoutMs = DEFAULT_REDIS_TIMEOUT_MS): RedisOptions {
   return {
     commandTimeout: commandTimeoutMs,
-    enableAutoPipelining: true,
+    enableAutoPipelining: false,
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,

@@ -318,4 +318,52 @@ describeOrSkip('RedisRateLimitStore', { skip }, () => {
     )) as LimitDecision;
     assert.equal(refused.allowed, false, 'a used-up limit behind an open gate is refused');
   });
+
+  test('requests of one turn share one script call, each decided as if it had its own', async () => {
+    await clearOfBoundary(inspect, 3600, 10_000);
+    const client = clients[1] as Redis;
+    let calls = 0;
+    // The store's client, counting its script calls.
+    const counting = Object.create(client) as Redis;
+    counting.evalsha = ((...args: Parameters<Redis['evalsha']>) => {
+      calls += 1;
+      return client.evalsha(...args);
+    }) as Redis['evalsha'];
+    const batched = new RedisRateLimitStore(counting, prefix);
+    const memory = new MemoryRateLimitStore();
+    const now = await redisNowMs(inspect);
+    const limits = [hour(7), day(9)];
+    const gate = { subject: 'auth-failures:turn', limits: [hour(1)] };
+    // Twelve requests in one turn: counted, behind a gate, only read, one weighing three units.
+    const steps = (s: RedisRateLimitStore | MemoryRateLimitStore) => [
+      ...Array.from({ length: 4 }, () => s.consume('key:turn', limits, now)),
+      s.consumeWithin(gate, 'key:turn', limits, now, 3),
+      s.peek('key:turn', limits, now),
+      ...Array.from({ length: 4 }, () => s.consumeWithin(gate, 'key:turn', limits, now)),
+      s.consume(gate.subject, gate.limits, now),
+      s.consumeWithin(gate, 'key:turn', limits, now),
+    ];
+    const fromRedis = await Promise.all(steps(batched));
+    assert.equal(calls, 1, 'one script call for the turn');
+    const fromMemory: unknown[] = [];
+    for (const step of steps(memory)) fromMemory.push(await step);
+    assert.deepEqual(fromRedis, fromMemory);
+    // The limit of seven was reached in order: four, three more for the heavy one; then the read
+    // finds no unit left and later requests are refused, until the failure shuts the gate.
+    const allowed = fromRedis.map((d) => (d === undefined ? 'shut' : d.allowed));
+    assert.deepEqual(allowed, [
+      true,
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+      'shut',
+    ]);
+  });
 });

@@ -26,46 +26,54 @@ import type { LimitGate, RateLimitStore } from '../types.js';
 export const COUNTER_MARGIN_MS = 1000;
 
 /**
- * ARGV: key base (`${prefix}rl:`), margin ms, then for each limit: take (the units to take, or -1 to
- * only read it), subject, name, limit and window seconds. A limit to take from needs `take` units
- * left (worked out by the caller: `unitsOf`), one only read needs one. Units are taken only
- * when every limit has what it needs. Returns allowed (1 or 0), then used and resetAtMs per limit.
- * A counter taken from gets its expiry anew; only one that is left alone is asked for its own
- * (PTTL), so an allowed request costs Redis three commands per limit, not four.
+ * ARGV: key base (`${prefix}rl:`), margin ms, then one request after another: the number of its
+ * limits, then for each limit: take (the units to take, or -1 to only read it), subject, name, limit
+ * and window seconds. A limit to take from needs `take` units left (worked out by the caller:
+ * `unitsOf`), one only read needs one. A request's units are taken only when every one of its
+ * limits has what it needs. Requests are decided in their order, each seeing what the ones before
+ * it took, exactly as if each had its own script call. Returns, request after request: allowed (1
+ * or 0), then used and resetAtMs per limit. A counter taken from gets its expiry anew; only one that
+ * is left alone is asked for its own (PTTL), so an allowed request costs Redis three commands per
+ * limit, not four.
  */
 export const RATE_LIMIT_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local base, margin = ARGV[1], tonumber(ARGV[2])
-local count = (#ARGV - 2) / 5
-local keys, used, takes, resets = {}, {}, {}, {}
-local allowed = 1
-for i = 1, count do
-  local at = 5 * i - 2
-  local take, limit = tonumber(ARGV[at]), tonumber(ARGV[at + 3])
-  local length = tonumber(ARGV[at + 4]) * 1000
-  local id = math.floor(now / length)
-  local key = base .. ARGV[at + 4] .. ':' .. string.format('%.0f', id) .. ':' .. ARGV[at + 1] .. ':' .. ARGV[at + 2]
-  takes[i] = take
-  resets[i] = (id + 1) * length
-  keys[i] = key
-  used[i] = tonumber(redis.call('GET', key))
-  local need = take
-  if need < 0 then need = 1 end
-  if (used[i] or 0) + need > limit then allowed = 0 end
-end
-for i = 1, count do
-  if allowed == 1 and takes[i] > 0 then
-    used[i] = redis.call('INCRBY', keys[i], takes[i])
-    redis.call('PEXPIREAT', keys[i], resets[i] + margin)
-  elseif used[i] and redis.call('PTTL', keys[i]) == -1 then
-    redis.call('PEXPIREAT', keys[i], resets[i] + margin)
+local reply = {}
+local at = 3
+while at <= #ARGV do
+  local count = tonumber(ARGV[at])
+  at = at + 1
+  local keys, used, takes, resets = {}, {}, {}, {}
+  local allowed = 1
+  for i = 1, count do
+    local take, limit = tonumber(ARGV[at]), tonumber(ARGV[at + 3])
+    local length = tonumber(ARGV[at + 4]) * 1000
+    local id = math.floor(now / length)
+    local key = base .. ARGV[at + 4] .. ':' .. string.format('%.0f', id) .. ':' .. ARGV[at + 1] .. ':' .. ARGV[at + 2]
+    takes[i] = take
+    resets[i] = (id + 1) * length
+    keys[i] = key
+    used[i] = tonumber(redis.call('GET', key))
+    local need = take
+    if need < 0 then need = 1 end
+    if (used[i] or 0) + need > limit then allowed = 0 end
+    at = at + 5
   end
-end
-local reply = { allowed }
-for i = 1, count do
-  reply[2 * i] = used[i] or 0
-  reply[2 * i + 1] = resets[i]
+  for i = 1, count do
+    if allowed == 1 and takes[i] > 0 then
+      used[i] = redis.call('INCRBY', keys[i], takes[i])
+      redis.call('PEXPIREAT', keys[i], resets[i] + margin)
+    elseif used[i] and redis.call('PTTL', keys[i]) == -1 then
+      redis.call('PEXPIREAT', keys[i], resets[i] + margin)
+    end
+  end
+  reply[#reply + 1] = allowed
+  for i = 1, count do
+    reply[#reply + 1] = used[i] or 0
+    reply[#reply + 1] = resets[i]
+  end
 end
 return reply
 `;
@@ -93,7 +101,22 @@ const READ_ONLY = 'read';
 const SCRIPT_SHA = createHash('sha1').update(RATE_LIMIT_SCRIPT).digest('hex');
 const GIVE_BACK_SHA = createHash('sha1').update(GIVE_BACK_SCRIPT).digest('hex');
 
+/** Requests sent in one script call at most: its arguments stay a few thousand. */
+const MAX_BATCH = 256;
+
+/** A request waiting for the script call of its turn: its arguments, and where its reply goes. */
+interface Queued {
+  readonly segment: (string | number)[];
+  /** Numbers the reply holds for it: allowed, then used and resetAtMs per limit. */
+  readonly replyLength: number;
+  resolve(reply: unknown[]): void;
+  reject(error: unknown): void;
+}
+
 export class RedisRateLimitStore implements RateLimitStore {
+  /** Requests of this turn of the event loop, sent together in one script call when it ends. */
+  private queue: Queued[] = [];
+
   /**
    * @example new RedisRateLimitStore(new Redis(url, redisCommandOptions), 'pp:')
    * The client should fail fast (see `redisCommandOptions` in `./index.ts`): a request waits on it.
@@ -126,7 +149,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     return this.run(subject, limits, READ_ONLY);
   }
 
-  /** The gate and the request's limits in one script, so in one round trip. */
+  /** The gate and the request's limits in one request of the script, so in one round trip. */
   async consumeWithin(
     gate: LimitGate,
     subject: string,
@@ -135,11 +158,13 @@ export class RedisRateLimitStore implements RateLimitStore {
     cost = 1,
   ): Promise<LimitDecision | undefined> {
     checkCost(cost);
-    const args = argsOf(this.start(), gate.subject, gate.limits, READ_ONLY);
-    const reply = await this.evaluate(RATE_LIMIT_SCRIPT, SCRIPT_SHA, argsOf(args, subject, limits, cost));
-    const all = decisionOf(reply, [...gate.limits, ...limits]);
-    const shut = all.states.slice(0, gate.limits.length).some((state) => state.remaining === 0);
-    return shut ? undefined : { allowed: all.allowed, states: all.states.slice(gate.limits.length) };
+    const all = [...gate.limits, ...limits];
+    const segment = argsOf(argsOf([all.length], gate.subject, gate.limits, READ_ONLY), subject, limits, cost);
+    const decision = decisionOf(await this.queued(segment, all.length), all);
+    const shut = decision.states.slice(0, gate.limits.length).some((state) => state.remaining === 0);
+    return shut
+      ? undefined
+      : { allowed: decision.allowed, states: decision.states.slice(gate.limits.length) };
   }
 
   /** A request of `cost` units from every limit, or only a read of them. */
@@ -149,13 +174,50 @@ export class RedisRateLimitStore implements RateLimitStore {
     cost: number | typeof READ_ONLY,
   ): Promise<LimitDecision> {
     if (limits.length === 0) return { allowed: true, states: [] };
-    const args = argsOf(this.start(), subject, limits, cost);
-    return decisionOf(await this.evaluate(RATE_LIMIT_SCRIPT, SCRIPT_SHA, args), limits);
+    const segment = argsOf([limits.length], subject, limits, cost);
+    return decisionOf(await this.queued(segment, limits.length), limits);
   }
 
-  /** The script's first arguments: the key base and the counters' margin. */
-  private start(): (string | number)[] {
-    return [`${this.prefix}rl:`, COUNTER_MARGIN_MS];
+  /**
+   * The script's reply to one request (`segment`: its number of limits, then five arguments per
+   * limit). Requests made in the same turn of the event loop go to Redis in one script call when the
+   * turn ends, as ioredis' own pipelining would send their commands in one write, but with one
+   * command for Redis and for the client to handle instead of one per request (bench/README.md).
+   */
+  private queued(segment: (string | number)[], limits: number): Promise<unknown[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ segment, replyLength: 1 + 2 * limits, resolve, reject });
+      if (this.queue.length === 1) setImmediate(() => this.send());
+      else if (this.queue.length === MAX_BATCH) this.send();
+    });
+  }
+
+  /** Sends the requests queued in this turn; each gets its part of the reply, or the error. */
+  private async send(): Promise<void> {
+    const batch = this.queue;
+    if (batch.length === 0) return; // sent already, full, within its turn
+    this.queue = [];
+    const args: (string | number)[] = [`${this.prefix}rl:`, COUNTER_MARGIN_MS];
+    let expected = 0;
+    for (const queued of batch) {
+      for (const arg of queued.segment) args.push(arg);
+      expected += queued.replyLength;
+    }
+    let reply: unknown;
+    try {
+      reply = await this.evaluate(RATE_LIMIT_SCRIPT, SCRIPT_SHA, args);
+      if (!Array.isArray(reply) || reply.length !== expected) {
+        throw new Error('rate-limit script returned an unexpected reply');
+      }
+    } catch (error) {
+      for (const queued of batch) queued.reject(error);
+      return;
+    }
+    let at = 0;
+    for (const queued of batch) {
+      queued.resolve(reply.slice(at, at + queued.replyLength));
+      at += queued.replyLength;
+    }
   }
 
   /** EVALSHA first (the script is sent once per Redis start), EVAL when Redis does not know it. */
