@@ -34,8 +34,3 @@ export function holdTickShape(): Promise<void> {
     });
   });
 }
-
-/** The object held, for the test that proves it is a tick object. */
-export function heldTickObject(): object | undefined {
-  return held;
-}

@@ -104,9 +104,12 @@ const GIVE_BACK_SHA = createHash('sha1').update(GIVE_BACK_SCRIPT).digest('hex');
 /** Requests sent in one script call at most: its arguments stay a few thousand. */
 const MAX_BATCH = 256;
 
+/** One request's arguments to the script: its number of limits, then five arguments per limit. */
+type Segment = [number, ...(string | number)[]];
+
 /** A request waiting for the script call of its turn: its arguments, and where its reply goes. */
 interface Queued {
-  readonly segment: (string | number)[];
+  readonly segment: Segment;
   /** Numbers the reply holds for it: allowed, then used and resetAtMs per limit. */
   readonly replyLength: number;
   resolve(reply: unknown[]): void;
@@ -159,8 +162,13 @@ export class RedisRateLimitStore implements RateLimitStore {
   ): Promise<LimitDecision | undefined> {
     checkCost(cost);
     const all = [...gate.limits, ...limits];
-    const segment = argsOf(argsOf([all.length], gate.subject, gate.limits, READ_ONLY), subject, limits, cost);
-    const decision = decisionOf(await this.queued(segment, all.length), all);
+    const segment = argsOf(
+      argsOf<Segment>([all.length], gate.subject, gate.limits, READ_ONLY),
+      subject,
+      limits,
+      cost,
+    );
+    const decision = decisionOf(await this.queued(segment), all);
     const shut = decision.states.slice(0, gate.limits.length).some((state) => state.remaining === 0);
     return shut
       ? undefined
@@ -174,19 +182,19 @@ export class RedisRateLimitStore implements RateLimitStore {
     cost: number | typeof READ_ONLY,
   ): Promise<LimitDecision> {
     if (limits.length === 0) return { allowed: true, states: [] };
-    const segment = argsOf([limits.length], subject, limits, cost);
-    return decisionOf(await this.queued(segment, limits.length), limits);
+    const segment = argsOf<Segment>([limits.length], subject, limits, cost);
+    return decisionOf(await this.queued(segment), limits);
   }
 
   /**
-   * The script's reply to one request (`segment`: its number of limits, then five arguments per
-   * limit). Requests made in the same turn of the event loop go to Redis in one script call when the
-   * turn ends, as ioredis' own pipelining would send their commands in one write, but with one
-   * command for Redis and for the client to handle instead of one per request (bench/README.md).
+   * The script's reply to one request. Requests made in the same turn of the event loop go to Redis
+   * in one script call when the turn ends, as ioredis' own pipelining would send their commands in
+   * one write, but with one command for Redis and for the client to handle instead of one per
+   * request (bench/README.md).
    */
-  private queued(segment: (string | number)[], limits: number): Promise<unknown[]> {
+  private queued(segment: Segment): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ segment, replyLength: 1 + 2 * limits, resolve, reject });
+      this.queue.push({ segment, replyLength: 1 + 2 * segment[0], resolve, reject });
       if (this.queue.length === 1) setImmediate(() => this.send());
       else if (this.queue.length === MAX_BATCH) this.send();
     });
@@ -232,12 +240,12 @@ export class RedisRateLimitStore implements RateLimitStore {
 }
 
 /** `args` with the limits of `subject` added, each to take what a request of `cost` still takes, or only to be read. */
-function argsOf(
-  args: (string | number)[],
+function argsOf<Args extends (string | number)[]>(
+  args: Args,
   subject: string,
   limits: readonly LimitRule[],
   cost: number | typeof READ_ONLY,
-): (string | number)[] {
+): Args {
   for (const rule of limits) {
     const take = cost === READ_ONLY ? -1 : unitsOf(rule, cost);
     args.push(take, subject, rule.name, rule.limit, rule.windowSeconds);
