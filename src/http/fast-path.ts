@@ -16,17 +16,23 @@
  * over with the request, so Fastify neither asks the key store again nor counts a failure twice.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type IncomingMessage,
+  type ServerResponse,
+  validateHeaderName,
+  validateHeaderValue,
+} from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import type { KeyRecord } from '../stores/types.js';
-import { type AnswerCache, answerKey } from './answer-cache.js';
+import { type AnswerCache, answerKey, type CachedAnswer } from './answer-cache.js';
 import { answerCoding, answerHead } from './caching.js';
 import { handOverVerdict, requestCredentials, scopeRefusal } from './key-guard.js';
 import { addRateLimitFields } from './rate-limit-headers.js';
 import type { RequestRecorder } from './request-recorder.js';
+import { keptFieldsSymbol, trustedHeadWriter } from './trusted-head.js';
 
 export interface FastPathDeps {
   readonly auth: Authenticator;
@@ -53,12 +59,31 @@ export interface FastPathDeps {
 const SERVABLE = /^\/api\/v1\/prices(?:\/[0-9A-Za-z-]{1,32})?(?:\?|$)/;
 
 /**
+ * Checks header fields (name, value, ...) as Node's `writeHead` would, and that each name is in
+ * lower case, as `trustedHeadWriter` takes them; throws Node's own error for one that is not.
+ */
+function vet(fields: readonly string[]): void {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    validateHeaderName(name);
+    validateHeaderValue(name, fields[i + 1] as string);
+    if (name !== name.toLowerCase()) throw new TypeError(`header name ${name} is not in lower case`);
+  }
+}
+
+/**
  * A request listener that serves what it can and passes everything else to `deps.next`.
  * @example https.createServer(tls, createFastPath({ ...deps, next: fastifyListener }))
  */
 export function createFastPath(deps: FastPathDeps) {
   const trusted = deps.trustProxy.length > 0 ? proxyAddr.compile([...deps.trustProxy]) : undefined;
   const common = Object.entries(deps.commonHeaders).flat();
+  // Heads are written with fields checked once, not by Node on every request (trusted-head.ts): the
+  // common table here, an answer's own texts the first time it is served. The rest is made per
+  // request of fixed names, digits, a UUID and limit names the settings hold to `[a-z0-9_-]`.
+  const writeHead = trustedHeadWriter(keptFieldsSymbol());
+  vet(common);
+  const vetted = new WeakSet<CachedAnswer>();
 
   function clientAddress(req: IncomingMessage): string {
     if (trusted === undefined) return req.socket.remoteAddress ?? '';
@@ -107,6 +132,11 @@ export function createFastPath(deps: FastPathDeps) {
       deps.answers.encoded(answer, coding).catch(() => {});
       return false;
     }
+    if (!vetted.has(answer)) {
+      vet(['etag', answer.etag, 'content-type', answer.type]);
+      if (answer.disposition !== undefined) vet(['content-disposition', answer.disposition]);
+      vetted.add(answer);
+    }
     // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.
     const limits = await deps.limiter.take(key, ip, 1, deps.auth.failureGate(ip));
     if (res.headersSent || res.destroyed) return true;
@@ -115,7 +145,7 @@ export function createFastPath(deps: FastPathDeps) {
     const fields: string[] = [...common, 'x-request-id', id];
     addRateLimitFields(fields, limits.decision, limits.nowMs, limits.cost);
     for (const field of head.fields) fields.push(field);
-    res.writeHead(head.status, fields);
+    writeHead(res, head.status, fields);
     if (head.body === undefined) res.end();
     else res.end(head.body);
     deps.record({

@@ -20,6 +20,8 @@
  */
 import { executionAsyncResource } from 'node:async_hooks';
 
+// Written once and never read: being referenced from here is all it is for.
+// biome-ignore lint/correctness/noUnusedVariables: a holder, not a value to read
 let held: object | undefined;
 
 /**
