@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { quoted, type RequestLine, requestLineWriter } from './request-log.js';
+import { epochText, hundredths, quoted, type RequestLine, requestLineWriter } from './request-log.js';
 
 /** A synchronous destination that keeps every line written. */
 function capture() {
@@ -86,6 +86,22 @@ describe('the request line', () => {
     ];
     for (const sample of samples)
       assert.equal(quoted(sample), JSON.stringify(sample), JSON.stringify(sample));
+  });
+
+  test('writes a latency in hundredths of a millisecond as String does', () => {
+    const values: number[] = [];
+    for (let n = 0; n <= 200_000; n++) values.push(n / 100);
+    for (let n = 1; n < 0x7fffffff; n = Math.floor(n * 1.37) + 1) values.push(n / 100, (n - 1) / 100);
+    // Not hundredths, or not numbers of milliseconds at all: these take String's own way.
+    values.push(0.123, 1 / 3, -0, -0.5, 1e21 / 100, 2 ** 53, Number.NaN, Number.POSITIVE_INFINITY);
+    for (const value of values) assert.equal(hundredths(value), String(value), `for ${value}`);
+  });
+
+  test('writes the time in epoch milliseconds as String does', () => {
+    const times = [0, 999_999, 1_000_000, 1_000_001, 1_764_028_800_000, 1_764_028_800_123, 1_764_028_099_999];
+    for (let t = 1; t < Number.MAX_SAFE_INTEGER; t = Math.floor(t * 1.7) + 3) times.push(t, t + 1_000_000);
+    times.push(Number.MAX_SAFE_INTEGER, 2 ** 60, 1.5, -5, Number.NaN);
+    for (const t of times) assert.equal(epochText(t), String(t), `for ${t}`);
   });
 
   test('is not written below the info level', () => {

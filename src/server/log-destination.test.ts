@@ -55,6 +55,25 @@ describe('the batched log destination', () => {
     file.close();
   });
 
+  test('lines beyond ASCII, and a line longer than a batch, arrive whole, in UTF-8 and in order', async () => {
+    const file = logFile('wide.log');
+    const log = batchedDestination({ fd: file.fd, batchChars: 64, everyMs: 60_000 });
+    const lines = [
+      '{"url":"/caf\u00e9"}\n',
+      `{"wide":"${'\u20ac\u{1f600}'.repeat(40)}"}\n`,
+      '{"lone":"\ud800"}\n',
+      `{"long":"${'x'.repeat(500)}"}\n`,
+      '{"last":"\u00fc"}\n',
+    ];
+    for (const line of lines) log.write(line);
+    log.flush();
+    // A lone surrogate has no UTF-8 form: it is written as U+FFFD, as Buffer.from writes it.
+    const all = lines.join('').replace('\ud800', '\ufffd');
+    assert.equal(await file.settled(all), all);
+    log.close();
+    file.close();
+  });
+
   test('a process that exits writes every line pino was given, in order', () => {
     const file = join(dir, 'exit.log');
     const module = fileURLToPath(new URL('./log-destination.ts', import.meta.url));
