@@ -3,15 +3,25 @@
  * minute per address (IPv6 per /64), counted in the rate-limit store, so that instances sharing Redis
  * share it. Past it, every request from the address is refused with 429 before any key lookup.
  */
+import { boundedCache } from '../cache/bounded-cache.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import { type LimitDecision, secondsUntil } from '../domain/limits/fixed-window.js';
 import type { LimitRule } from '../domain/limits/tiers.js';
 import { addressGroup } from '../domain/net/client-address.js';
 import type { LimitGate, RateLimitStore } from '../stores/types.js';
 
+// Every request looks its address' budget up, and an address comes back with every request of its
+// connections: its subject is worked out once, and kept in a bounded memo like every cache here.
+const subjects = boundedCache<string, string>({ maxEntries: 4_096 });
+
 /** Where failed logins from `ip` (and its neighbours) are counted. */
 export function failureSubject(ip: string): string {
-  return `auth-failures:${addressGroup(ip)}`;
+  let subject = subjects.get(ip);
+  if (subject === undefined) {
+    subject = `auth-failures:${addressGroup(ip)}`;
+    subjects.set(ip, subject);
+  }
+  return subject;
 }
 
 /** @example const budget = createFailureBudget(stores.rateLimits, 20) */

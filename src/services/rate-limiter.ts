@@ -36,8 +36,18 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
     return tier;
   }
 
+  // A key's own subject, made once per key record (the authenticator hands out the same record while
+  // it holds the key): counters are found by it on every request.
+  const ownSubjects = new WeakMap<KeyRecord, string>();
+
   function subject(key: KeyRecord, tier: Tier, ip: string): string {
-    return tier.countPer === 'key+ip' ? `key:${key.id}:${addressGroup(ip)}` : `key:${key.id}`;
+    if (tier.countPer === 'key+ip') return `key:${key.id}:${addressGroup(ip)}`;
+    let own = ownSubjects.get(key);
+    if (own === undefined) {
+      own = `key:${key.id}`;
+      ownSubjects.set(key, own);
+    }
+    return own;
   }
 
   return {

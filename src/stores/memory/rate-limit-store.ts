@@ -18,10 +18,13 @@ import {
 import type { LimitRule } from '../../domain/limits/tiers.js';
 import type { LimitGate, RateLimitStore } from '../types.js';
 
+/** Units used per subject, then per limit name: no counter name is joined or hashed per request. */
+type Counts = Map<string, Map<string, number>>;
+
 interface WindowCounters {
   id: number;
   resetAtMs: number;
-  counts: Map<string, number>;
+  counts: Counts;
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
@@ -30,18 +33,21 @@ export class MemoryRateLimitStore implements RateLimitStore {
   /** Counters held now, across every window length: what the boundedness test watches. */
   get size(): number {
     let total = 0;
-    for (const window of this.windows.values()) total += window.counts.size;
+    for (const window of this.windows.values()) {
+      for (const counters of window.counts.values()) total += counters.size;
+    }
     return total;
   }
 
-  private counters(windowSeconds: number, nowMs: number): { counts: Map<string, number>; resetAtMs: number } {
+  /** The current window of `windowSeconds`, begun afresh when the last one has ended. */
+  private window(windowSeconds: number, nowMs: number): WindowCounters {
     const { id, resetAtMs } = windowOf(nowMs, windowSeconds);
     let window = this.windows.get(windowSeconds);
     if (window === undefined || window.id < id) {
       window = { id, resetAtMs, counts: new Map() };
       this.windows.set(windowSeconds, window);
     }
-    return { counts: window.counts, resetAtMs };
+    return window;
   }
 
   private read(subject: string, limits: readonly LimitRule[], nowMs: number) {
@@ -51,9 +57,9 @@ export class MemoryRateLimitStore implements RateLimitStore {
       if (window.resetAtMs <= nowMs) this.windows.delete(length);
     }
     return limits.map((rule) => {
-      const { counts, resetAtMs } = this.counters(rule.windowSeconds, nowMs);
-      const counter = `${subject}\u0000${rule.name}`;
-      return { rule, counts, counter, used: counts.get(counter) ?? 0, resetAtMs };
+      const { counts, resetAtMs } = this.window(rule.windowSeconds, nowMs);
+      const counters = counts.get(subject);
+      return { rule, counts, counters, used: counters?.get(rule.name) ?? 0, resetAtMs };
     });
   }
 
@@ -91,7 +97,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
     const allowed = current.every((c) => c.used + unitsOf(c.rule, cost) <= c.rule.limit);
     const states: LimitState[] = current.map((c) => {
       const used = allowed ? c.used + unitsOf(c.rule, cost) : c.used;
-      if (allowed) c.counts.set(c.counter, used);
+      if (allowed) {
+        if (c.counters !== undefined) c.counters.set(c.rule.name, used);
+        // Two limits of one length share the subject's map: the first one made it.
+        else kept(c.counts, subject).set(c.rule.name, used);
+      }
       return { rule: c.rule, remaining: Math.max(0, c.rule.limit - used), resetAtMs: c.resetAtMs };
     });
     return { allowed, states };
@@ -104,10 +114,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
       const window = this.windows.get(state.rule.windowSeconds);
       // The units went to the window that ends at `resetAtMs`; once it has rolled over, they are gone.
       if (window === undefined || window.resetAtMs !== state.resetAtMs) continue;
-      const counter = `${subject}\u0000${state.rule.name}`;
-      const left = (window.counts.get(counter) ?? 0) - unitsOf(state.rule, cost);
-      if (left > 0) window.counts.set(counter, left);
-      else window.counts.delete(counter);
+      const counters = window.counts.get(subject);
+      if (counters === undefined) continue;
+      const left = (counters.get(state.rule.name) ?? 0) - unitsOf(state.rule, cost);
+      if (left > 0) counters.set(state.rule.name, left);
+      else {
+        counters.delete(state.rule.name);
+        if (counters.size === 0) window.counts.delete(subject);
+      }
     }
   }
 
@@ -122,4 +136,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
       })),
     };
   }
+}
+
+/** The counters of `subject` in `counts`, made empty the first time. */
+function kept(counts: Counts, subject: string): Map<string, number> {
+  let counters = counts.get(subject);
+  if (counters === undefined) {
+    counters = new Map();
+    counts.set(subject, counters);
+  }
+  return counters;
 }
