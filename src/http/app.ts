@@ -3,7 +3,6 @@
  * (../server/compose.ts): hooks, and every route, registered here by name so a reader finds each
  * one by grep.
  */
-import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import cors from '@fastify/cors';
@@ -28,6 +27,7 @@ import { createKeyGuard } from './key-guard.js';
 import type { Metrics } from './metrics.js';
 import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
 import { foldEnumCase } from './read-query.js';
+import { requestId } from './request-id.js';
 import { createRequestRecorder } from './request-recorder.js';
 import { commonHeaders, EXPOSED_HEADERS } from './response-headers.js';
 import { cheapestRoutes } from './routes/cheapest.js';
@@ -89,7 +89,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     // Our own onResponse hook writes the one line per request, masked.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => randomUUID(),
+    genReqId: requestId,
     requestIdHeader: false,
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     return503OnClosing: false,

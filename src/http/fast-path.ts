@@ -15,7 +15,6 @@
  * before a byte is written. A refused limit took nothing, and a key check already made is handed
  * over with the request, so Fastify neither asks the key store again nor counts a failure twice.
  */
-import { randomUUID } from 'node:crypto';
 import {
   type IncomingMessage,
   type ServerResponse,
@@ -31,6 +30,7 @@ import { type AnswerCache, answerKey, type CachedAnswer } from './answer-cache.j
 import { answerCoding, answerHead } from './caching.js';
 import { handOverVerdict, requestCredentials, scopeRefusal } from './key-guard.js';
 import { addRateLimitFields } from './rate-limit-headers.js';
+import { requestId } from './request-id.js';
 import type { RequestRecorder } from './request-recorder.js';
 import { keptFieldsSymbol, trustedHeadWriter } from './trusted-head.js';
 
@@ -85,6 +85,22 @@ export function createFastPath(deps: FastPathDeps) {
   vet(common);
   const vetted = new WeakSet<CachedAnswer>();
 
+  // The answer key each connection asked for last. A client asks the same URL again and again, and
+  // a key made afresh is hashed afresh on every lookup; a key kept is hashed once.
+  const lastKeys = new WeakMap<
+    object,
+    { url: string; accept: string | undefined; tier: string; key: string }
+  >();
+
+  function keyOf(socket: object, tier: string, accept: string | undefined, url: string): string {
+    const last = lastKeys.get(socket);
+    if (last !== undefined && last.url === url && last.tier === tier && last.accept === accept)
+      return last.key;
+    const key = answerKey(tier, accept, url);
+    lastKeys.set(socket, { url, accept, tier, key });
+    return key;
+  }
+
   function clientAddress(req: IncomingMessage): string {
     if (trusted === undefined) return req.socket.remoteAddress ?? '';
     const all = proxyAddr.all(req, trusted);
@@ -123,7 +139,7 @@ export function createFastPath(deps: FastPathDeps) {
     const key = await verdict;
     if (scopeRefusal(key, 'read') !== undefined) return false;
     const tier = deps.limiter.tierOf(key);
-    const answer = deps.answers.get(answerKey(tier.name, headers.accept, url), deps.clock());
+    const answer = deps.answers.get(keyOf(req.socket, tier.name, headers.accept, url), deps.clock());
     if (answer === undefined) return false;
     const coding = answerCoding(answer, headers['accept-encoding']);
     const body = coding === undefined ? answer.body : answer.ready[coding];
@@ -140,7 +156,7 @@ export function createFastPath(deps: FastPathDeps) {
     // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.
     const limits = await deps.limiter.take(key, ip, 1, deps.auth.failureGate(ip));
     if (res.headersSent || res.destroyed) return true;
-    const id = randomUUID();
+    const id = requestId();
     const head = answerHead(answer, coding, body as Buffer, headers['if-none-match']);
     const fields: string[] = [...common, 'x-request-id', id];
     addRateLimitFields(fields, limits.decision, limits.nowMs, limits.cost);

@@ -3,7 +3,6 @@
  * 404/405 answers for paths and methods no route serves.
  */
 
-import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
@@ -12,6 +11,7 @@ import { maskKeys, maskKeysInUrl } from '../domain/keys/key-format.js';
 import { DOCS_PREFIX } from './docs.js';
 import { errorStatus } from './error-status.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
+import { requestId } from './request-id.js';
 
 /**
  * A problem's `type`: the IANA registered type where one exists, else a reference to this server's
@@ -191,20 +191,20 @@ export function plainHttpAnswer(socket: Duplex): void {
 /** Writes a whole problem+json answer on a raw socket and closes it. */
 function writeRawProblem(socket: Duplex, status: number, reason: string, detail: string, tls: boolean): void {
   // No `instance`: the request line may be what could not be read, and nothing sent is echoed.
-  const requestId = randomUUID();
+  const id = requestId();
   const body = JSON.stringify({
     type: problemType('invalid_parameter'),
     title: reason,
     status,
     detail,
     code: 'invalid_parameter',
-    requestId,
+    requestId: id,
   });
   // The headers every answer carries (app.ts), HSTS only over TLS.
   const hsts = tls ? `Strict-Transport-Security: ${HSTS}\r\n` : '';
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
-      `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\n${hsts}` +
+      `X-Request-Id: ${id}\r\nX-Content-Type-Options: nosniff\r\n${hsts}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
