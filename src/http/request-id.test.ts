@@ -25,7 +25,9 @@ describe('request ids', () => {
     const count = 4_000;
     for (let i = 0; i < count; i++) {
       const bytes = Buffer.from(requestId().replaceAll('-', ''), 'hex');
-      for (let bit = 0; bit < 128; bit++) ones[bit] += ((bytes[bit >> 3] as number) >> (7 - (bit & 7))) & 1;
+      for (let bit = 0; bit < 128; bit++) {
+        ones[bit] = (ones[bit] ?? 0) + (((bytes[bit >> 3] as number) >> (7 - (bit & 7))) & 1);
+      }
     }
     const fixed = new Map([
       [48, 0],

@@ -2,11 +2,11 @@
  * Request ids (README "Logs", the `X-Request-Id` header): random version 4 UUIDs, from the same
  * cryptographic source and batching as `crypto.randomUUID()`, written as one flat string.
  *
- * `randomUUID()` joins its text from 20 pieces. Every request id is then read three times (quoted
- * into the log line, written into the head, logged again on an error), and V8 first copies the
- * pieces into one string for each kind of reading; on a cached answer that cost about 3,000
- * instructions, more than making the id (bench/README.md, "Request ids"). Here the 36 characters
- * are written into bytes and read out as one string.
+ * `randomUUID()` joins its text from 20 pieces, and V8 copies them into one string again for each
+ * kind of reading: quoted into the log line, written into the head. On a cached answer that was
+ * about 1,400 instructions on top of the 1,800 of making the id (bench/README.md, "Smaller costs
+ * cut after the run of 2026-11-25"). Here the 36 characters are written into bytes and read out as
+ * one string.
  */
 import { randomFillSync } from 'node:crypto';
 
