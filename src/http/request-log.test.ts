@@ -69,6 +69,26 @@ describe('the request line', () => {
     assert.deepEqual(direct.lines.map(withoutTime), reference.lines.map(withoutTime));
   });
 
+  test('hands ASCII lines to a destination that takes them as such, and every other line as text', () => {
+    const lines: string[] = [];
+    const ascii: boolean[] = [];
+    const destination = {
+      write: (line: string) => lines.push(line) && ascii.push(false),
+      writeAscii: (line: string) => lines.push(line) && ascii.push(true),
+    };
+    const reference = capture();
+    const write = requestLineWriter(pino({}, destination) as unknown as FastifyBaseLogger);
+    const log = pino({}, reference.stream);
+    const wide = { ...(LINES[0] as RequestLine), url: '/api/v1/prices/today?symbols=\u00e9' };
+    for (const line of [LINES[0], LINES[1], wide, LINES[0]] as RequestLine[]) {
+      write(line);
+      viaPino(log, line);
+    }
+    assert.deepEqual(lines.map(withoutTime), reference.lines.map(withoutTime));
+    // The second line holds U+2028, the third an e with an accent.
+    assert.deepEqual(ascii, [true, false, false, true]);
+  });
+
   test('quotes every string as JSON.stringify does', () => {
     // Every character below 0x80 alone and inside text, a character from each wider range, a
     // surrogate pair and lone surrogates of both halves.

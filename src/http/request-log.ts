@@ -22,6 +22,8 @@ export interface RequestLine {
 
 interface Destination {
   write(line: string): unknown;
+  /** The same for a line known to be ASCII, which a destination may copy as it is (log-destination.ts). */
+  writeAscii?(line: string): unknown;
 }
 
 /**
@@ -55,14 +57,18 @@ export function requestLineWriter(log: FastifyBaseLogger): (line: RequestLine) =
     return viaPino;
   }
   const head = `{"level":${info},"time":`;
+  // A line of ASCII only may be handed over as such; the rest of it is fixed text and numbers.
+  const writeAscii = /^[\x20-\x7e]*$/.test(bindings) ? stream.writeAscii?.bind(stream) : undefined;
   return (line) => {
     if (!enabled('info')) return;
-    stream.write(
+    wide = false;
+    const text =
       `${head}${epochText(Date.now())}${bindings},"reqId":${quoted(line.reqId)},"method":${quoted(line.method)},` +
-        `"url":${quoted(line.url)},"status":${line.status},"latencyMs":${hundredths(line.latencyMs)},` +
-        `"keyId":${quotedOrNull(line.keyId)},"tier":${quotedOrNull(line.tier)},"ip":${quoted(line.ip)},` +
-        `"msg":"request"}\n`,
-    );
+      `"url":${quoted(line.url)},"status":${line.status},"latencyMs":${hundredths(line.latencyMs)},` +
+      `"keyId":${quotedOrNull(line.keyId)},"tier":${quotedOrNull(line.tier)},"ip":${quoted(line.ip)},` +
+      `"msg":"request"}\n`;
+    if (writeAscii !== undefined && !wide) writeAscii(text);
+    else stream.write(text);
   };
 }
 
@@ -74,11 +80,22 @@ export function requestLineWriter(log: FastifyBaseLogger): (line: RequestLine) =
 export function quoted(value: string): string {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
-    // Control characters, `"` and `\\` are escaped; so is a lone surrogate (one of a pair is not,
-    // but pairs are rare enough here to take the slow way).
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(value);
+    // Control characters, `"` and `\\` are escaped, and so is a lone surrogate; anything past
+    // ASCII takes the same slow way, where the line is also marked as not ASCII (rare in a URL).
+    if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7e) return quotedWide(value);
   }
   return `"${value}"`;
+}
+
+/**
+ * Set by `quoted` when it quoted a character past ASCII, and cleared by the line writer before each
+ * line: the writer then knows whether its line is ASCII without reading it again.
+ */
+let wide = false;
+
+function quotedWide(value: string): string {
+  if (/[^\x00-\x7f]/.test(value)) wide = true;
+  return JSON.stringify(value);
 }
 
 /** `.01` to `.99` by hundredths, without trailing zeros; none for whole numbers. */

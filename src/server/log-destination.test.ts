@@ -74,6 +74,20 @@ describe('the batched log destination', () => {
     file.close();
   });
 
+  test('lines handed over as ASCII and as text keep their order and bytes', async () => {
+    const file = logFile('ascii.log');
+    const log = batchedDestination({ fd: file.fd, batchChars: 64, everyMs: 60_000 });
+    log.writeAscii('{"n":1}\n');
+    log.write('{"n":"\u00e9"}\n');
+    log.writeAscii(`{"long":"${'y'.repeat(100)}"}\n`);
+    log.writeAscii('{"n":3}\n');
+    log.flush();
+    const all = `{"n":1}\n{"n":"\u00e9"}\n{"long":"${'y'.repeat(100)}"}\n{"n":3}\n`;
+    assert.equal(await file.settled(all), all);
+    log.close();
+    file.close();
+  });
+
   test('a process that exits writes every line pino was given, in order', () => {
     const file = join(dir, 'exit.log');
     const module = fileURLToPath(new URL('./log-destination.ts', import.meta.url));
