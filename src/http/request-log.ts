@@ -94,7 +94,7 @@ export function quoted(value: string): string {
 let wide = false;
 
 function quotedWide(value: string): string {
-  if (/[^\x00-\x7f]/.test(value)) wide = true;
+  if (/[\u0080-\uffff]/.test(value)) wide = true;
   return JSON.stringify(value);
 }
 
