@@ -15,12 +15,7 @@
  * before a byte is written. A refused limit took nothing, and a key check already made is handed
  * over with the request, so Fastify neither asks the key store again nor counts a failure twice.
  */
-import {
-  type IncomingMessage,
-  type ServerResponse,
-  validateHeaderName,
-  validateHeaderValue,
-} from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Authenticator } from '../services/authenticator.js';
@@ -32,7 +27,7 @@ import { handOverVerdict, requestCredentials, scopeRefusal } from './key-guard.j
 import { addRateLimitFields } from './rate-limit-headers.js';
 import { requestId } from './request-id.js';
 import type { RequestRecorder } from './request-recorder.js';
-import { keptFieldsSymbol, trustedHeadWriter } from './trusted-head.js';
+import { checkFields, keptFieldsSymbol, trustedHeadWriter } from './trusted-head.js';
 
 export interface FastPathDeps {
   readonly auth: Authenticator;
@@ -59,19 +54,6 @@ export interface FastPathDeps {
 const SERVABLE = /^\/api\/v1\/prices(?:\/[0-9A-Za-z-]{1,32})?(?:\?|$)/;
 
 /**
- * Checks header fields (name, value, ...) as Node's `writeHead` would, and that each name is in
- * lower case, as `trustedHeadWriter` takes them; throws Node's own error for one that is not.
- */
-function vet(fields: readonly string[]): void {
-  for (let i = 0; i < fields.length; i += 2) {
-    const name = fields[i] as string;
-    validateHeaderName(name);
-    validateHeaderValue(name, fields[i + 1] as string);
-    if (name !== name.toLowerCase()) throw new TypeError(`header name ${name} is not in lower case`);
-  }
-}
-
-/**
  * A request listener that serves what it can and passes everything else to `deps.next`.
  * @example https.createServer(tls, createFastPath({ ...deps, next: fastifyListener }))
  */
@@ -82,7 +64,7 @@ export function createFastPath(deps: FastPathDeps) {
   // common table here, an answer's own texts the first time it is served. The rest is made per
   // request of fixed names, digits, a UUID and limit names the settings hold to `[a-z0-9_-]`.
   const writeHead = trustedHeadWriter(keptFieldsSymbol());
-  vet(common);
+  checkFields(common);
   const vetted = new WeakSet<CachedAnswer>();
 
   // The answer key each connection asked for last. A client asks the same URL again and again, and
@@ -149,8 +131,8 @@ export function createFastPath(deps: FastPathDeps) {
       return false;
     }
     if (!vetted.has(answer)) {
-      vet(['etag', answer.etag, 'content-type', answer.type]);
-      if (answer.disposition !== undefined) vet(['content-disposition', answer.disposition]);
+      checkFields(['etag', answer.etag, 'content-type', answer.type]);
+      if (answer.disposition !== undefined) checkFields(['content-disposition', answer.disposition]);
       vetted.add(answer);
     }
     // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { createServer, OutgoingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { describe, test } from 'node:test';
-import { type HeadWriter, keptFieldsSymbol, trustedHeadWriter } from './trusted-head.js';
+import { checkFields, type HeadWriter, keptFieldsSymbol, trustedHeadWriter } from './trusted-head.js';
 
 interface Answer {
   readonly status: number;
@@ -126,6 +126,14 @@ describe('a head written with trusted fields', () => {
       await trusted.close();
       await plain.close();
     }
+  });
+
+  test('takes only fields checked as Node checks them, with names in lower case', () => {
+    const ok = ANSWERS['/ok'] as Answer;
+    checkFields(ok.fields);
+    assert.throws(() => checkFields(['etag', '"a"\r\nset-cookie: x=1']), { code: 'ERR_INVALID_CHAR' });
+    assert.throws(() => checkFields(['bad name', 'x']), { code: 'ERR_INVALID_HTTP_TOKEN' });
+    assert.throws(() => checkFields(['Content-Type', 'text/plain']), /lower case/);
   });
 
   test('finds no symbol where a message keeps its fields another way', () => {

@@ -15,7 +15,7 @@
  * with the public `writeHead(status, fields)`. The test (trusted-head.test.ts) compares the bytes on
  * the wire with those of the public call.
  */
-import { OutgoingMessage, type ServerResponse } from 'node:http';
+import { OutgoingMessage, type ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http';
 
 type KeptFields = Record<string, [string, string]>;
 
@@ -53,6 +53,20 @@ export function keptFieldsSymbol(message: OutgoingMessage = new OutgoingMessage(
  */
 const Fields = function Fields() {} as unknown as new () => KeptFields;
 Fields.prototype = Object.create(null);
+
+/**
+ * Checks fields (name, value, ...) as Node's `writeHead` would, and that each name is in lower case,
+ * as a `trustedHeadWriter` takes them: what a caller runs once on the fields it will vouch for.
+ * Throws Node's own error for one that is not valid.
+ */
+export function checkFields(fields: readonly string[]): void {
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i] as string;
+    validateHeaderName(name);
+    validateHeaderValue(name, fields[i + 1] as string);
+    if (name !== name.toLowerCase()) throw new TypeError(`header name ${name} is not in lower case`);
+  }
+}
 
 /** How a head is written: `writeHead(status, fields)` in effect, `fields` being name, value, .... */
 export type HeadWriter = (res: ServerResponse, status: number, fields: readonly string[]) => void;

@@ -8,9 +8,8 @@
  * it is: request-log.ts), and a batch of about 64 Ki characters is handed to sonic-boom (in its
  * buffer mode) whole, which writes it at once: nothing is measured or converted again (against
  * 8 KiB batches, a server under load used about 3% less CPU per request and was preempted less
- * often: bench/README.md). Lines stay whole and in their order; what is
- * gathered is handed over at least every 250 ms and at exit, so a SIGKILL loses at most the last
- * quarter of a second, as before.
+ * often: bench/README.md). Lines stay whole and in their order; what is gathered is handed over at
+ * least every 250 ms and at exit, so a SIGKILL loses at most the last quarter of a second, as before.
  */
 import { type DestinationStream, destination } from 'pino';
 
