@@ -17,6 +17,42 @@ function capture() {
 
 const withoutTime = (line: string) => line.replace(/"time":\d+/, '"time":0');
 
+/**
+ * A destination that takes lines in place, as the batched one does (log-destination.ts), and notes
+ * which way each line came. It checks that a line stays within the room it asked for.
+ */
+function inPlaceCapture() {
+  const lines: string[] = [];
+  const ways: ('bytes' | 'text')[] = [];
+  // A Buffer, as the batched destination's: its `slice` is a view, not a copy.
+  const buffer = Buffer.alloc(1 << 16);
+  const at = 7;
+  const stream = {
+    write(line: string) {
+      lines.push(line);
+      ways.push('text');
+    },
+    writeBytes<T>(most: number, fill: (line: T, into: Uint8Array, at: number) => number, line: T) {
+      buffer.fill(0xff);
+      const end = fill(line, buffer, at);
+      assert.ok(
+        buffer.subarray(0, at).every((b) => b === 0xff),
+        'nothing before its place',
+      );
+      assert.ok(
+        buffer.subarray(at + most).every((b) => b === 0xff),
+        'nothing past its room',
+      );
+      if (end < 0) return false;
+      assert.ok(end <= at + most);
+      lines.push(Buffer.from(buffer.subarray(at, end)).toString('utf8'));
+      ways.push('bytes');
+      return true;
+    },
+  };
+  return { lines, ways, stream };
+}
+
 const LINES: RequestLine[] = [
   {
     reqId: '0b6f1a8e-3c1d-4f6e-9a0b-5d2c7e8f9a10',
@@ -69,24 +105,97 @@ describe('the request line', () => {
     assert.deepEqual(direct.lines.map(withoutTime), reference.lines.map(withoutTime));
   });
 
-  test('hands ASCII lines to a destination that takes them as such, and every other line as text', () => {
-    const lines: string[] = [];
-    const ascii: boolean[] = [];
-    const destination = {
-      write: (line: string) => lines.push(line) && ascii.push(false),
-      writeAscii: (line: string) => lines.push(line) && ascii.push(true),
-    };
+  test('is written in place, as bytes, where the destination takes them, and as text otherwise', (t) => {
+    const direct = inPlaceCapture();
     const reference = capture();
-    const write = requestLineWriter(pino({}, destination) as unknown as FastifyBaseLogger);
+    const write = requestLineWriter(pino({}, direct.stream) as unknown as FastifyBaseLogger);
     const log = pino({}, reference.stream);
-    const wide = { ...(LINES[0] as RequestLine), url: '/api/v1/prices/today?symbols=\u00e9' };
-    for (const line of [LINES[0], LINES[1], wide, LINES[0]] as RequestLine[]) {
+    const first = LINES[0] as RequestLine;
+    const lines: RequestLine[] = [first, LINES[1] as RequestLine];
+    // Every ASCII character in a URL, in an id and in a key id.
+    for (let c = 0; c < 0x80; c++) {
+      const char = String.fromCharCode(c);
+      lines.push(
+        { ...first, url: `/api/v1/prices${char}?x=1` },
+        { ...first, reqId: char, keyId: `k${char}` },
+      );
+    }
+    // Characters past ASCII, and no key.
+    lines.push({ ...first, url: '/api/v1/prices/today?symbols=\u00e9' }, { ...first, ip: '\u2028' });
+    lines.push({ ...first, keyId: null, tier: null });
+    // Parts kept from earlier lines (by URL, by key) are not taken for lines that differ from them.
+    lines.push({ ...first, ip: '10.0.0.2' }, { ...first, tier: 'pro' }, { ...first, tier: null });
+    lines.push({ ...first, method: 'POST' }, { ...first, method: 'HEAD' }, first, first);
+    // Statuses and latencies: whole numbers, hundredths, and numbers that take String's way.
+    for (const status of [0, 9, 10, 99, 100, 200, 304, 429, 599, 1000, 0x7fffffff, 2 ** 31, -1, 1.5])
+      lines.push({ ...first, status });
+    for (const latencyMs of [
+      0,
+      -0,
+      0.01,
+      0.05,
+      0.1,
+      0.5,
+      0.55,
+      1,
+      9.99,
+      10,
+      12.3,
+      99.09,
+      1234.56,
+      0.123,
+      1 / 3,
+      -0.5,
+      2 ** 40,
+    ])
+      lines.push({ ...first, latencyMs });
+    // Times: now, its edges, and times that take String's way (pino reads the same clock).
+    const times = [
+      1_764_028_800_000,
+      1_764_028_800_123,
+      1_764_028_800_124,
+      1_764_028_099_999,
+      1_764_028_800_009,
+      1_000_000,
+      Number.MAX_SAFE_INTEGER,
+      999_999,
+      2 ** 60,
+      1.5,
+    ];
+    let now = Date.now();
+    t.mock.method(Date, 'now', () => now);
+    for (const line of lines) {
       write(line);
       viaPino(log, line);
     }
-    assert.deepEqual(lines.map(withoutTime), reference.lines.map(withoutTime));
-    // The second line holds U+2028, the third an e with an accent.
-    assert.deepEqual(ascii, [true, false, false, true]);
+    for (const time of times) {
+      now = time;
+      write(first);
+      viaPino(log, first);
+    }
+    assert.equal(direct.lines.length, lines.length + times.length);
+    assert.deepEqual(direct.lines, reference.lines);
+    const ways = direct.ways;
+    assert.equal(ways[0], 'bytes', 'a plain line is written in place');
+    assert.equal(ways[1], 'text', 'a line with characters past ASCII or escaped is written as text');
+    for (let c = 0; c < 0x80; c++) {
+      const plain = c >= 0x20 && c !== 0x22 && c !== 0x5c && c !== 0x7f;
+      assert.equal(ways[2 + 2 * c], plain ? 'bytes' : 'text', `a URL with ${c}`);
+      assert.equal(ways[3 + 2 * c], plain ? 'bytes' : 'text', `an id with ${c}`);
+    }
+    assert.deepEqual(ways.slice(-times.length), [...Array(7).fill('bytes'), 'text', 'text', 'text']);
+  });
+
+  test('is written in place within its room whatever the logger binds', () => {
+    const base = { pid: 1, hostname: 'h'.repeat(300), instance: 'i'.repeat(300) };
+    const direct = inPlaceCapture();
+    const reference = capture();
+    const write = requestLineWriter(pino({ base }, direct.stream) as unknown as FastifyBaseLogger);
+    const line = { ...(LINES[0] as RequestLine), url: `/api/v1/prices/today?symbols=${'NO1,'.repeat(500)}` };
+    write(line);
+    viaPino(pino({ base }, reference.stream), line);
+    assert.deepEqual(direct.ways, ['bytes']);
+    assert.deepEqual(direct.lines.map(withoutTime), reference.lines.map(withoutTime));
   });
 
   test('quotes every string as JSON.stringify does', () => {

@@ -1,12 +1,15 @@
 /**
  * The one log line per request, of both paths (request-recorder.ts): the line pino would write for
- * `log.child({ reqId }).info(fields, 'request')`, made as one template string and handed to pino's own destination. pino's general
+ * `log.child({ reqId }).info(fields, 'request')`, handed to pino's own destination. pino's general
  * serialiser walks the object and checks every value, which costs about three times as much and
- * was a tenth of a cached answer's CPU time. Where pino is set up in a way this does not copy (its
- * own time or message key, a mixin, a multistream), the line goes through pino itself.
+ * was a tenth of a cached answer's CPU time. The line is made as one template string, or, where the
+ * destination takes bytes in place (log-destination.ts), written straight into its buffer. Where
+ * pino is set up in a way this does not copy (its own time or message key, a mixin, a multistream),
+ * the line goes through pino itself.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { type Logger, stdTimeFunctions, symbols } from 'pino';
+import { boundedCache } from '../cache/bounded-cache.js';
 
 /** What the line says; the fields and their order are those of the full path's line (app.ts). */
 export interface RequestLine {
@@ -22,8 +25,8 @@ export interface RequestLine {
 
 interface Destination {
   write(line: string): unknown;
-  /** The same for a line known to be ASCII, which a destination may copy as it is (log-destination.ts). */
-  writeAscii?(line: string): unknown;
+  /** Writes a line in place, as bytes (log-destination.ts); `false` to have it written as text. */
+  writeBytes?<T>(most: number, fill: (line: T, into: Uint8Array, at: number) => number, line: T): boolean;
 }
 
 /**
@@ -57,19 +60,213 @@ export function requestLineWriter(log: FastifyBaseLogger): (line: RequestLine) =
     return viaPino;
   }
   const head = `{"level":${info},"time":`;
-  // A line of ASCII only may be handed over as such; the rest of it is fixed text and numbers.
-  const writeAscii = /^[\x20-\x7e]*$/.test(bindings) ? stream.writeAscii?.bind(stream) : undefined;
+  const asText = (line: RequestLine) =>
+    `${head}${epochText(Date.now())}${bindings},"reqId":${quoted(line.reqId)},"method":${quoted(line.method)},` +
+    `"url":${quoted(line.url)},"status":${line.status},"latencyMs":${hundredths(line.latencyMs)},` +
+    `"keyId":${quotedOrNull(line.keyId)},"tier":${quotedOrNull(line.tier)},"ip":${quoted(line.ip)},` +
+    `"msg":"request"}\n`;
+  const inPlace = stream.writeBytes?.bind(stream);
+  if (inPlace === undefined || !PLAIN.test(bindings)) {
+    return (line) => {
+      if (enabled('info')) stream.write(asText(line));
+    };
+  }
+  const { mostBytes, encode } = lineEncoder(head, bindings);
   return (line) => {
     if (!enabled('info')) return;
-    wide = false;
-    const text =
-      `${head}${epochText(Date.now())}${bindings},"reqId":${quoted(line.reqId)},"method":${quoted(line.method)},` +
-      `"url":${quoted(line.url)},"status":${line.status},"latencyMs":${hundredths(line.latencyMs)},` +
-      `"keyId":${quotedOrNull(line.keyId)},"tier":${quotedOrNull(line.tier)},"ip":${quoted(line.ip)},` +
-      `"msg":"request"}\n`;
-    if (writeAscii !== undefined && !wide) writeAscii(text);
-    else stream.write(text);
+    if (!inPlace(mostBytes(line), encode, line)) stream.write(asText(line));
   };
+}
+
+/** Printable ASCII: text that JSON writes as it is, one byte a character. */
+const PLAIN = /^[\x20-\x7e]*$/;
+
+/** `text` as bytes, one a character: for printable ASCII. */
+const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
+
+/** The part of a line about a caller, and whom it was written for. */
+interface CallerPart {
+  readonly tier: string | null;
+  readonly ip: string;
+  readonly bytes: Uint8Array;
+}
+
+/**
+ * Writes a request line straight into the log's buffer, byte for byte as `asText` writes it, where
+ * every text is printable ASCII other than `"` and `\\` and every number is one the text writers
+ * below take their own way (a request's line nearly always): no string is built, joined or encoded
+ * for it. Anything else declines (-1), and the line is written as text. `head` and `bindings` are
+ * printable ASCII.
+ *
+ * A client asks the same URL with the same key from the same address again and again, so the part
+ * from the method to the status is kept by URL, and the part from the key to the end by key: a
+ * line is then mostly copied, and only its time, id, status and latency are written afresh. A
+ * character loop in JavaScript costs far more a byte than a copy (bench/README.md).
+ */
+function lineEncoder(head: string, bindings: string) {
+  const start = ascii(head);
+  const middle = ascii(`${bindings},"reqId":"`);
+  // Bounded, as everything requests choose (a URL is the client's): the rest is written afresh.
+  const requests = boundedCache<string, Uint8Array>({
+    maxEntries: 1024,
+    maxWeight: 256 * 1024,
+    weigh: (bytes) => bytes.length,
+  });
+  const callers = boundedCache<string, CallerPart>({ maxEntries: 1024 });
+
+  /** `","method":"GET","url":"…","status":`, kept by URL for a GET. */
+  function putRequest(into: Uint8Array, at: number, method: string, url: string): number {
+    const kept = method === 'GET' ? requests.get(url) : undefined;
+    if (kept !== undefined) return put(into, at, kept);
+    let i = putPlain(into, put(into, at, METHOD), method);
+    if (i < 0) return -1;
+    i = putPlain(into, put(into, i, URL_PART), url);
+    if (i < 0) return -1;
+    i = put(into, i, STATUS);
+    if (method === 'GET') requests.set(url, copied(into, at, i));
+    return i;
+  }
+
+  /** `,"keyId":"…","tier":"…","ip":"…","msg":"request"}\n`, kept by key. */
+  function putCaller(into: Uint8Array, at: number, keyId: string | null, tier: string | null, ip: string) {
+    const kept = keyId === null ? undefined : callers.get(keyId);
+    if (kept !== undefined && kept.tier === tier && kept.ip === ip) return put(into, at, kept.bytes);
+    let i = putTextOrNull(into, put(into, at, KEY), keyId);
+    if (i < 0) return -1;
+    i = putTextOrNull(into, put(into, i, TIER), tier);
+    if (i < 0) return -1;
+    i = putPlain(into, put(into, i, IP), ip);
+    if (i < 0) return -1;
+    i = put(into, i, END);
+    if (keyId !== null) callers.set(keyId, { tier, ip, bytes: copied(into, at, i) });
+    return i;
+  }
+
+  // The fixed parts, and room for the numbers: a time of up to 16 digits, a status of up to 10 and
+  // a latency of up to 13; every character of the texts takes one byte.
+  const fixed = [start, middle, METHOD, URL_PART, STATUS, LATENCY, KEY, TIER, IP, END, NULL, NULL];
+  const room = fixed.reduce((sum, bytes) => sum + bytes.length, 0) + 16 + 10 + 13;
+  /** Bytes `line` takes at most when written in place. */
+  const mostBytes = (line: RequestLine): number =>
+    room +
+    line.reqId.length +
+    line.method.length +
+    line.url.length +
+    (line.keyId?.length ?? 0) +
+    (line.tier?.length ?? 0) +
+    line.ip.length;
+
+  const encode = (line: RequestLine, into: Uint8Array, at: number): number => {
+    let i = putEpoch(into, put(into, at, start), Date.now());
+    if (i < 0) return -1;
+    i = putPlain(into, put(into, i, middle), line.reqId);
+    if (i < 0) return -1;
+    i = putRequest(into, i, line.method, line.url);
+    if (i < 0) return -1;
+    i = putCount(into, i, line.status);
+    if (i < 0) return -1;
+    i = putHundredths(into, put(into, i, LATENCY), line.latencyMs);
+    if (i < 0) return -1;
+    return putCaller(into, i, line.keyId, line.tier, line.ip);
+  };
+  return { mostBytes, encode };
+}
+
+// The parts between the texts, with the quotes around them where a text is always a string.
+const METHOD = ascii('","method":"');
+const URL_PART = ascii('","url":"');
+const STATUS = ascii('","status":');
+const LATENCY = ascii(',"latencyMs":');
+const KEY = ascii(',"keyId":');
+const TIER = ascii(',"tier":');
+const IP = ascii(',"ip":"');
+const END = ascii('","msg":"request"}\n');
+/** A key or tier that is not there; its room also covers the quotes of one that is. */
+const NULL = ascii('null');
+const QUOTE = 0x22;
+
+/** A copy of `into` from `start` to `end` (a Buffer's `slice` would be a view of it). */
+const copied = (into: Uint8Array, start: number, end: number) => new Uint8Array(into.subarray(start, end));
+
+/** Copies `bytes` to `into` at `at`, a copy being far cheaper than a loop over them. */
+function put(into: Uint8Array, at: number, bytes: Uint8Array): number {
+  into.set(bytes, at);
+  return at + bytes.length;
+}
+
+/** `text` (without quotes), or -1 for a text with a character JSON escapes or one past ASCII. */
+function putPlain(into: Uint8Array, at: number, text: string): number {
+  let i = at;
+  for (let k = 0; k < text.length; k++) {
+    const c = text.charCodeAt(k);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7e) return -1;
+    into[i++] = c;
+  }
+  return i;
+}
+
+/** `text` and a closing quote, as `putPlain`. */
+function putText(into: Uint8Array, at: number, text: string): number {
+  const i = putPlain(into, at, text);
+  if (i < 0) return -1;
+  into[i] = QUOTE;
+  return i + 1;
+}
+
+/** `"text"` or `null`, as `putPlain`. */
+function putTextOrNull(into: Uint8Array, at: number, text: string | null): number {
+  if (text === null) return put(into, at, NULL);
+  into[at] = QUOTE;
+  return putText(into, at + 1, text);
+}
+
+/** The digits of a whole number from 0 to 2^31 - 1, or -1 for any other number. */
+function putCount(into: Uint8Array, at: number, n: number): number {
+  if (!(n >= 0 && n <= 0x7fffffff && n === Math.floor(n))) return -1;
+  let end = at + 1;
+  for (let rest = n; rest >= 10; rest = Math.floor(rest / 10)) end++;
+  let rest = n;
+  for (let i = end - 1; i >= at; i--) {
+    const next = Math.floor(rest / 10);
+    into[i] = 0x30 + rest - next * 10;
+    rest = next;
+  }
+  return end;
+}
+
+/** The second of the last time written, and its digits: a second's digits are made once. */
+let second = -1;
+let secondDigits = new Uint8Array(0);
+
+/** As `epochText`; -1 where that takes `String`'s way. */
+function putEpoch(into: Uint8Array, at: number, ms: number): number {
+  if (!(ms >= 1_000_000 && ms <= Number.MAX_SAFE_INTEGER && Number.isInteger(ms))) return -1;
+  const s = Math.floor(ms / 1000);
+  if (s !== second) {
+    second = s;
+    secondDigits = ascii(String(s));
+  }
+  const i = put(into, at, secondDigits);
+  const milli = ms - s * 1000;
+  const tens = Math.floor(milli / 10);
+  into[i] = 0x30 + Math.floor(milli / 100);
+  into[i + 1] = 0x30 + (tens % 10);
+  into[i + 2] = 0x30 + milli - tens * 10;
+  return i + 3;
+}
+
+/** As `hundredths`; -1 where that takes `String`'s way. */
+function putHundredths(into: Uint8Array, at: number, value: number): number {
+  const n = Math.round(value * 100);
+  if (n < 0 || n > 0x7fffffff || n / 100 !== value) return -1;
+  const fraction = n % 100;
+  let i = putCount(into, at, (n - fraction) / 100);
+  if (fraction === 0) return i;
+  const tenths = Math.floor(fraction / 10);
+  into[i++] = 0x2e;
+  into[i++] = 0x30 + tenths;
+  if (fraction !== tenths * 10) into[i++] = 0x30 + fraction - tenths * 10;
+  return i;
 }
 
 /**
@@ -80,22 +277,10 @@ export function requestLineWriter(log: FastifyBaseLogger): (line: RequestLine) =
 export function quoted(value: string): string {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
-    // Control characters, `"` and `\\` are escaped, and so is a lone surrogate; anything past
-    // ASCII takes the same slow way, where the line is also marked as not ASCII (rare in a URL).
-    if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7e) return quotedWide(value);
+    // Control characters, `"` and `\\` are escaped, and so is a lone surrogate: the slow way.
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(value);
   }
   return `"${value}"`;
-}
-
-/**
- * Set by `quoted` when it quoted a character past ASCII, and cleared by the line writer before each
- * line: the writer then knows whether its line is ASCII without reading it again.
- */
-let wide = false;
-
-function quotedWide(value: string): string {
-  if (/[\u0080-\uffff]/.test(value)) wide = true;
-  return JSON.stringify(value);
 }
 
 /** `.01` to `.99` by hundredths, without trailing zeros; none for whole numbers. */

@@ -28,7 +28,7 @@ function logFile(name: string) {
 describe('the batched log destination', () => {
   test('holds lines until a batch is full, then writes them whole and in order', async () => {
     const file = logFile('batch.log');
-    const log = batchedDestination({ fd: file.fd, batchChars: 100, everyMs: 60_000 });
+    const log = batchedDestination({ fd: file.fd, batchBytes: 100, everyMs: 60_000 });
     log.write('{"n":1}\n');
     log.write('{"n":2}\n');
     await sleep(50);
@@ -46,7 +46,7 @@ describe('the batched log destination', () => {
 
   test('writes what it holds within its interval, and at once after close', async () => {
     const file = logFile('interval.log');
-    const log = batchedDestination({ fd: file.fd, batchChars: 1 << 20, everyMs: 20 });
+    const log = batchedDestination({ fd: file.fd, batchBytes: 1 << 20, everyMs: 20 });
     log.write('first\n');
     assert.equal(await file.settled('first\n'), 'first\n');
     log.close();
@@ -57,7 +57,7 @@ describe('the batched log destination', () => {
 
   test('lines beyond ASCII, and a line longer than a batch, arrive whole, in UTF-8 and in order', async () => {
     const file = logFile('wide.log');
-    const log = batchedDestination({ fd: file.fd, batchChars: 64, everyMs: 60_000 });
+    const log = batchedDestination({ fd: file.fd, batchBytes: 64, everyMs: 60_000 });
     const lines = [
       '{"url":"/caf\u00e9"}\n',
       `{"wide":"${'\u20ac\u{1f600}'.repeat(40)}"}\n`,
@@ -74,16 +74,29 @@ describe('the batched log destination', () => {
     file.close();
   });
 
-  test('lines handed over as ASCII and as text keep their order and bytes', async () => {
-    const file = logFile('ascii.log');
-    const log = batchedDestination({ fd: file.fd, batchChars: 64, everyMs: 60_000 });
-    log.writeAscii('{"n":1}\n');
+  test('lines written in place and as text keep their order and bytes', async () => {
+    const file = logFile('bytes.log');
+    const log = batchedDestination({ fd: file.fd, batchBytes: 64, everyMs: 60_000 });
+    /** Writes `text` byte by byte, as a request line is written; declines a text with an `x`. */
+    const fill = (text: string, into: Uint8Array, at: number) => {
+      if (text.includes('x')) return -1;
+      for (let i = 0; i < text.length; i++) into[at + i] = text.charCodeAt(i);
+      return at + text.length;
+    };
+    const inPlace = (text: string) => log.writeBytes(text.length, fill, text);
+    assert.equal(inPlace('{"n":1}\n'), true);
     log.write('{"n":"\u00e9"}\n');
-    log.writeAscii(`{"long":"${'y'.repeat(100)}"}\n`);
-    log.writeAscii('{"n":3}\n');
+    assert.equal(
+      inPlace(`{"long":"${'y'.repeat(100)}"}\n`),
+      true,
+      'longer than a batch, not than its buffer',
+    );
+    assert.equal(inPlace(`{"longer":"${'y'.repeat(200)}"}\n`), false, 'longer than the buffer: as text');
+    assert.equal(inPlace('{"n":"x"}\n'), false, 'declined: as text');
+    assert.equal(inPlace('{"n":3}\n'), true);
     log.flush();
     const all = `{"n":1}\n{"n":"\u00e9"}\n{"long":"${'y'.repeat(100)}"}\n{"n":3}\n`;
-    assert.equal(await file.settled(all), all);
+    assert.equal(await file.settled(all), all, 'a declined line leaves nothing behind');
     log.close();
     file.close();
   });
