@@ -125,9 +125,43 @@ export interface AnswerHead {
 }
 
 /**
+ * 304 when `If-None-Match` names `answer`, in this coding or as identity, else 200.
+ * @example answerStatus(answer, 'br', '"abc-br"') // 304 for an answer tagged "abc"
+ */
+export function answerStatus(
+  answer: CachedAnswer,
+  coding: Coding | undefined,
+  ifNoneMatch: string | undefined,
+): 200 | 304 {
+  if (ifNoneMatch === undefined) return 200;
+  const held = noneMatch(ifNoneMatch, codedTag(answer.etag, coding)) || noneMatch(ifNoneMatch, answer.etag);
+  return held ? 304 : 200;
+}
+
+/**
+ * The fields of a finished answer in `coding` (`body`: those bytes) with `status`: its own ETag,
+ * its caching, and for a 200 what the body is.
+ */
+export function answerFields(
+  answer: CachedAnswer,
+  coding: Coding | undefined,
+  body: Buffer,
+  status: 200 | 304,
+): string[] {
+  const etag = codedTag(answer.etag, coding);
+  const fields = ['etag', etag, 'cache-control', `private, max-age=${answer.maxAge}`, 'vary', VARY];
+  if (status === 304) return fields;
+  fields.push('content-type', answer.type, 'content-length', String(body.length));
+  if (answer.disposition !== undefined) fields.push('content-disposition', answer.disposition);
+  if (coding !== undefined) fields.push('content-encoding', coding);
+  return fields;
+}
+
+/**
  * The one writer of a finished answer, for the full path (`sendAnswer`) and the fast entry point
- * (fast-path.ts): 304 without a body when `If-None-Match` names it (in this coding or as identity),
- * else the body in `coding` (`body`: those bytes, made by `AnswerCache.encoded`) with its own ETag.
+ * (fast-path.ts, which keeps each head it writes): 304 without a body when `If-None-Match` names it
+ * (`answerStatus`), else the body in `coding` (`body`: those bytes, made by `AnswerCache.encoded`)
+ * with its own ETag.
  * @example answerHead(answer, undefined, answer.body, request.headers['if-none-match'])
  */
 export function answerHead(
@@ -136,15 +170,12 @@ export function answerHead(
   body: Buffer,
   ifNoneMatch: string | undefined,
 ): AnswerHead {
-  const etag = codedTag(answer.etag, coding);
-  const fields = ['etag', etag, 'cache-control', `private, max-age=${answer.maxAge}`, 'vary', VARY];
-  if (ifNoneMatch !== undefined && (noneMatch(ifNoneMatch, etag) || noneMatch(ifNoneMatch, answer.etag))) {
-    return { status: 304, fields, body: undefined };
-  }
-  fields.push('content-type', answer.type, 'content-length', String(body.length));
-  if (answer.disposition !== undefined) fields.push('content-disposition', answer.disposition);
-  if (coding !== undefined) fields.push('content-encoding', coding);
-  return { status: 200, fields, body };
+  const status = answerStatus(answer, coding, ifNoneMatch);
+  return {
+    status,
+    fields: answerFields(answer, coding, body, status),
+    body: status === 304 ? undefined : body,
+  };
 }
 
 /**

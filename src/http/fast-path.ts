@@ -5,7 +5,7 @@
  *
  * It restates none of the full path: it authenticates with the same authenticator and credentials
  * and makes the same scope check (key-guard.ts), counts through the same limiter, writes the same
- * header table (response-headers.ts) and the same answer (caching.ts `answerHead`), and records the
+ * header table (response-headers.ts) and the same answer (caching.ts `answerFields`), and records the
  * request through the same recorder (request-recorder.ts). A parity test
  * (test/http/fast-path-parity.test.ts) proves both paths answer and log alike;
  * `PRICEPOINT_FAST_PATH=false` switches this one off.
@@ -21,13 +21,19 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import type { KeyRecord } from '../stores/types.js';
-import { type AnswerCache, answerKey, type CachedAnswer } from './answer-cache.js';
-import { answerCoding, answerHead } from './caching.js';
+import { type AnswerCache, answerKey, type CachedAnswer, type Coding } from './answer-cache.js';
+import { answerCoding, answerFields, answerStatus } from './caching.js';
 import { handOverVerdict, requestCredentials, scopeRefusal } from './key-guard.js';
-import { addRateLimitFields } from './rate-limit-headers.js';
+import { RATE_LIMIT_FIELDS, rateLimitValues } from './rate-limit-headers.js';
 import { requestId } from './request-id.js';
 import type { RequestRecorder } from './request-recorder.js';
-import { checkFields, keptFieldsSymbol, trustedHeadWriter } from './trusted-head.js';
+import {
+  checkFields,
+  keptFieldsSymbol,
+  type PreparedHead,
+  preparedHead,
+  trustedHeadWriter,
+} from './trusted-head.js';
 
 export interface FastPathDeps {
   readonly auth: Authenticator;
@@ -61,11 +67,43 @@ export function createFastPath(deps: FastPathDeps) {
   const trusted = deps.trustProxy.length > 0 ? proxyAddr.compile([...deps.trustProxy]) : undefined;
   const common = Object.entries(deps.commonHeaders).flat();
   // Heads are written with fields checked once, not by Node on every request (trusted-head.ts): the
-  // common table here, an answer's own texts the first time it is served. The rest is made per
-  // request of fixed names, digits, a UUID and limit names the settings hold to `[a-z0-9_-]`.
+  // common table here, an answer's own fields when its head is prepared. The values given per
+  // request are a UUID, digits and limit names the settings hold to `[a-z0-9_-]`.
   const writeHead = trustedHeadWriter(keptFieldsSymbol());
   checkFields(common);
-  const vetted = new WeakSet<CachedAnswer>();
+
+  // The heads of each answer, prepared the first time each is written: in each coding, as a 200 or
+  // a 304, and with or without rate-limit fields (a tier may have no limits).
+  const heads = new WeakMap<CachedAnswer, (PreparedHead | undefined)[]>();
+  const CODING_INDEX: Record<Coding, number> = { br: 1, gzip: 2 };
+  const limitSlots = RATE_LIMIT_FIELDS.flatMap((name) => [name, '']);
+
+  function headOf(
+    answer: CachedAnswer,
+    coding: Coding | undefined,
+    body: Buffer,
+    status: 200 | 304,
+    limited: boolean,
+  ): PreparedHead {
+    let all = heads.get(answer);
+    if (all === undefined) {
+      all = [];
+      heads.set(answer, all);
+    }
+    const index =
+      (coding === undefined ? 0 : CODING_INDEX[coding]) * 4 + (status === 304 ? 2 : 0) + (limited ? 1 : 0);
+    let head = all[index];
+    if (head === undefined) {
+      const own = answerFields(answer, coding, body, status);
+      checkFields(own);
+      const fields = [...common, 'x-request-id', '', ...(limited ? limitSlots : []), ...own];
+      head = preparedHead(fields, limited ? ['x-request-id', ...RATE_LIMIT_FIELDS] : ['x-request-id']);
+      all[index] = head;
+    }
+    return head;
+  }
+  /** The rate-limit values of the request being answered (the limits answer at most one at a time). */
+  const limitValues: string[] = [];
 
   // The answer key each connection asked for last. A client asks the same URL again and again, and
   // a key made afresh is hashed afresh on every lookup; a key kept is hashed once.
@@ -130,28 +168,25 @@ export function createFastPath(deps: FastPathDeps) {
       deps.answers.encoded(answer, coding).catch(() => {});
       return false;
     }
-    if (!vetted.has(answer)) {
-      checkFields(['etag', answer.etag, 'content-type', answer.type]);
-      if (answer.disposition !== undefined) checkFields(['content-disposition', answer.disposition]);
-      vetted.add(answer);
-    }
     // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.
     const limits = await deps.limiter.take(key, ip, 1, deps.auth.failureGate(ip));
     if (res.headersSent || res.destroyed) return true;
     const id = requestId();
-    const head = answerHead(answer, coding, body as Buffer, headers['if-none-match']);
-    const fields: string[] = [...common, 'x-request-id', id];
-    addRateLimitFields(fields, limits.decision, limits.nowMs, limits.cost);
-    for (const field of head.fields) fields.push(field);
-    writeHead(res, head.status, fields);
-    if (head.body === undefined) res.end();
-    else res.end(head.body);
+    const status = answerStatus(answer, coding, headers['if-none-match']);
+    const limited = rateLimitValues(limitValues, 0, limits.decision, limits.nowMs, limits.cost) >= 0;
+    const head = headOf(answer, coding, body as Buffer, status, limited);
+    const values = head.values;
+    values[0] = id;
+    if (limited) for (let i = 0; i < RATE_LIMIT_FIELDS.length; i++) values[i + 1] = limitValues[i] as string;
+    writeHead(res, status, head);
+    if (status === 304) res.end();
+    else res.end(body);
     deps.record({
       reqId: id,
       method: 'GET',
       route: answer.route,
       url,
-      status: head.status,
+      status,
       elapsedMs: performance.now() - started,
       keyId: key.id,
       tier: tier.name,

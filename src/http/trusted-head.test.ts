@@ -9,7 +9,14 @@ import { once } from 'node:events';
 import { createServer, OutgoingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { describe, test } from 'node:test';
-import { checkFields, type HeadWriter, keptFieldsSymbol, trustedHeadWriter } from './trusted-head.js';
+import {
+  checkFields,
+  type HeadWriter,
+  keptFieldsSymbol,
+  type PreparedHead,
+  preparedHead,
+  trustedHeadWriter,
+} from './trusted-head.js';
 
 interface Answer {
   readonly status: number;
@@ -17,6 +24,8 @@ interface Answer {
   readonly body?: string;
   /** Set with `setHeader` before the head is written. */
   readonly early?: readonly [string, string];
+  /** Fields whose values change with each request (the request's number is put in them). */
+  readonly slots?: readonly string[];
 }
 
 const BODY = '{"prices":[1,2,3]}';
@@ -42,6 +51,7 @@ const ANSWERS: Record<string, Answer> = {
       'br',
     ],
     body: BODY,
+    slots: ['x-request-id', 'ratelimit'],
   },
   '/not-modified': { status: 304, fields: ['etag', '"abc"', 'cache-control', 'private, max-age=60'] },
   '/csv': {
@@ -65,13 +75,28 @@ const ANSWERS: Record<string, Answer> = {
   '/no-length': { status: 200, fields: ['content-type', 'text/plain'], body: 'chunked' },
 };
 
-/** Serves `ANSWERS` with `write`, noting what Node says of each response's fields afterwards. */
+/**
+ * Serves `ANSWERS` with `write`, each from a head prepared once, its slots filled with the number of
+ * the request; notes what Node says of each response's fields afterwards.
+ */
 async function serveWith(write: HeadWriter) {
   const seen: Record<string, unknown>[] = [];
+  const heads = new Map<string, PreparedHead>();
+  let served = 0;
   const server = createServer((req, res: ServerResponse) => {
-    const answer = ANSWERS[req.url ?? ''] as Answer;
+    const url = req.url ?? '';
+    const answer = ANSWERS[url] as Answer;
+    let head = heads.get(url);
+    if (head === undefined) {
+      head = preparedHead(answer.fields, answer.slots ?? []);
+      heads.set(url, head);
+    }
+    served += 1;
+    head.values.forEach((_, i) => {
+      (head as PreparedHead).values[i] = `request ${served} slot ${i}`;
+    });
     if (answer.early !== undefined) res.setHeader(...answer.early);
-    write(res, answer.status, answer.fields);
+    write(res, answer.status, head);
     seen.push({ ...res.getHeaders() });
     res.end(answer.body);
   });
@@ -102,30 +127,37 @@ describe('a head written with trusted fields', () => {
     assert.equal(typeof keptFieldsSymbol(), 'symbol');
   });
 
-  test('is the same on the wire as the public writeHead, and Node knows its fields', async () => {
-    const paths = Object.keys(ANSWERS);
+  test('is the same on the wire as the public writeHead, again and again, and leaves no fields behind', async () => {
+    // Each answer more than once: a prepared head is written again with its slots refilled.
+    const paths = [...Object.keys(ANSWERS), ...Object.keys(ANSWERS), '/ok', '/ok'];
     const trusted = await serveWith(trustedHeadWriter(keptFieldsSymbol()));
     const plain = await serveWith(trustedHeadWriter(undefined));
     try {
       const ours = await bytesFor(trusted.port, paths);
       const theirs = await bytesFor(plain.port, paths);
       assert.match(ours, /^HTTP\/1\.1 200 OK\r\naccess-control-allow-origin: \*\r\n/);
+      assert.match(ours, /\r\nx-request-id: request 1 slot 0\r\n/);
+      assert.match(ours, /\r\nratelimit: request 11 slot 1\r\n/);
       assert.match(ours, /\r\nConnection: keep-alive\r\n/);
       assert.match(ours, /\r\nConnection: close\r\n/);
       assert.match(ours, /\r\nTransfer-Encoding: chunked\r\n/);
       assert.equal(ours, theirs);
-      // Node knows the fields afterwards as if each had been set with `setHeader`.
-      const asSet = Object.values(ANSWERS).map(({ fields, early }) => {
-        const set: Record<string, string> = {};
-        if (early !== undefined) set[early[0].toLowerCase()] = early[1];
-        for (let i = 0; i < fields.length; i += 2) set[fields[i] as string] = fields[i + 1] as string;
-        return set;
-      });
-      assert.deepEqual(trusted.seen.slice(0, paths.length), asSet);
+      // Afterwards Node knows of the fields what it knows after the public call: only those set
+      // with `setHeader` before it, merged with the rest.
+      assert.deepEqual(trusted.seen, plain.seen);
+      assert.deepEqual(trusted.seen[0], {});
+      assert.equal(Object.keys(trusted.seen[3] as object).length, 3, 'the early field and the two given');
     } finally {
       await trusted.close();
       await plain.close();
     }
+  });
+
+  test('names its slots among its fields', () => {
+    const head = preparedHead(['x-request-id', 'a', 'etag', '"b"'], ['etag']);
+    assert.deepEqual(head.values, ['"b"']);
+    assert.throws(() => preparedHead(['x-request-id', 'a'], ['etag']), /no field etag/);
+    assert.throws(() => preparedHead(['x-request-id', 'etag'], ['etag']), /no field etag/);
   });
 
   test('takes only fields checked as Node checks them, with names in lower case', () => {
