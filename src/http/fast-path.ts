@@ -18,6 +18,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger } from 'fastify';
+import type { LimitReport } from '../domain/limits/fixed-window.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import type { KeyRecord } from '../stores/types.js';
@@ -34,6 +35,14 @@ import {
   preparedHead,
   trustedHeadWriter,
 } from './trusted-head.js';
+
+/** A cached answer found for a request, with its body in the client's coding, and the caller's tier. */
+interface Found {
+  readonly answer: CachedAnswer;
+  readonly coding: Coding | undefined;
+  readonly body: Buffer;
+  readonly tier: string;
+}
 
 export interface FastPathDeps {
   readonly auth: Authenticator;
@@ -138,43 +147,55 @@ export function createFastPath(deps: FastPathDeps) {
     const ip = clientAddress(req);
     // Counted with the failed-login budget as its gate below, as the key guard counts it.
     const verdict = deps.auth.authenticate(requestCredentials(req, ip, true));
-    const served = await serveCached(req, res, started, ip, verdict).catch((error: unknown) => {
+    try {
+      const key = await verdict;
+      const found = cachedFor(req, key);
+      if (found !== undefined) {
+        // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.
+        const limits = await deps.limiter.take(key, ip, 1, deps.auth.failureGate(ip));
+        if (!res.headersSent && !res.destroyed) write(req, res, started, ip, key, found, limits);
+        return true;
+      }
+    } catch (error) {
       if (res.headersSent) throw error;
-      return false;
-    });
-    if (!served) handOverVerdict(req, verdict);
-    return served;
+    }
+    handOverVerdict(req, verdict);
+    return false;
   }
 
-  /** Writes the cached answer of a request whose key check is `verdict`, if there is one. */
-  async function serveCached(
+  /** The cached answer to a request by `key`, with its body in the client's coding, if there is one. */
+  function cachedFor(req: IncomingMessage, key: KeyRecord): Found | undefined {
+    if (scopeRefusal(key, 'read') !== undefined) return undefined;
+    const headers = req.headers;
+    const tier = deps.limiter.tierOf(key).name;
+    const answer = deps.answers.get(keyOf(req.socket, tier, headers.accept, req.url as string), deps.clock());
+    if (answer === undefined) return undefined;
+    const coding = answerCoding(answer, headers['accept-encoding']);
+    const body = coding === undefined ? answer.body : answer.ready[coding];
+    if (body === undefined) {
+      // Compressed once for everyone; the full path waits for it, as it would without this path.
+      deps.answers.encoded(answer, coding as Coding).catch(() => {});
+      return undefined;
+    }
+    return { answer, coding, body, tier };
+  }
+
+  /** Writes the answer found for a request whose limits took it. */
+  function write(
     req: IncomingMessage,
     res: ServerResponse,
     started: number,
     ip: string,
-    verdict: Promise<KeyRecord>,
-  ): Promise<boolean> {
-    const headers = req.headers;
+    key: KeyRecord,
+    { answer, coding, body, tier }: Found,
+    limits: LimitReport,
+  ): void {
     const url = req.url as string;
-    const key = await verdict;
-    if (scopeRefusal(key, 'read') !== undefined) return false;
-    const tier = deps.limiter.tierOf(key);
-    const answer = deps.answers.get(keyOf(req.socket, tier.name, headers.accept, url), deps.clock());
-    if (answer === undefined) return false;
-    const coding = answerCoding(answer, headers['accept-encoding']);
-    const body = coding === undefined ? answer.body : answer.ready[coding];
-    if (coding !== undefined && body === undefined) {
-      // Compressed once for everyone; the full path waits for it, as it would without this path.
-      deps.answers.encoded(answer, coding).catch(() => {});
-      return false;
-    }
-    // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.
-    const limits = await deps.limiter.take(key, ip, 1, deps.auth.failureGate(ip));
-    if (res.headersSent || res.destroyed) return true;
+    const headers = req.headers;
     const id = requestId();
     const status = answerStatus(answer, coding, headers['if-none-match']);
     const limited = rateLimitValues(limitValues, 0, limits.decision, limits.nowMs, limits.cost) >= 0;
-    const head = headOf(answer, coding, body as Buffer, status, limited);
+    const head = headOf(answer, coding, body, status, limited);
     const values = head.values;
     values[0] = id;
     if (limited) for (let i = 0; i < RATE_LIMIT_FIELDS.length; i++) values[i + 1] = limitValues[i] as string;
@@ -189,12 +210,11 @@ export function createFastPath(deps: FastPathDeps) {
       status,
       elapsedMs: performance.now() - started,
       keyId: key.id,
-      tier: tier.name,
+      tier,
       ip,
       problemCode: null,
       fast: true,
     });
-    return true;
   }
 
   const next = deps.next;

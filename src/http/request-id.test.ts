@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { requestId } from './request-id.js';
+import { lastIdBytes, requestId } from './request-id.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -43,5 +43,16 @@ describe('request ids', () => {
       if (expected === undefined) assert.ok(share > 0.4 && share < 0.6, `bit ${bit} set in ${share} of ids`);
       else assert.equal(share, expected, `bit ${bit}`);
     }
+  });
+
+  test('give the bytes of the id made last, and of no other', () => {
+    const first = requestId();
+    assert.equal(Buffer.from(lastIdBytes(first) as Uint8Array).toString('latin1'), first);
+    // The same text, but not the id made last, and an id no longer the last.
+    assert.equal(lastIdBytes(`${first.slice(0, 35)}${first.slice(35)}`), lastIdBytes(first));
+    const second = requestId();
+    assert.equal(lastIdBytes(first), undefined);
+    assert.equal(Buffer.from(lastIdBytes(second) as Uint8Array).toString('latin1'), second);
+    assert.equal(lastIdBytes('0b6f1a8e-3c1d-4f6e-9a0b-5d2c7e8f9a10'), undefined);
   });
 });

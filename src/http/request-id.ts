@@ -19,6 +19,8 @@ let used = BATCH;
 /** Where each byte's two hex digits go in `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`. */
 const PLACES = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
 const text = Buffer.from('00000000-0000-4000-8000-000000000000', 'latin1');
+/** The id made last, whose bytes `text` still holds. */
+let last = '';
 
 /**
  * A new random UUID (RFC 9562, version 4), in lower case.
@@ -40,5 +42,15 @@ export function requestId(): string {
   // The version (4) and the variant (binary 10) take the top bits of bytes 6 and 8.
   text[14] = HEX[4] as number;
   text[19] = HEX[0x8 | (((random[at + 8] as number) >> 4) & 0x3)] as number;
-  return text.toString('latin1', 0, 36);
+  last = text.toString('latin1', 0, 36);
+  return last;
+}
+
+/**
+ * The bytes of `id` if it is the id made last (the request line, written just after the head, copies
+ * them instead of reading its text), else `undefined`. Valid until the next id is made.
+ * @example const id = requestId(); lastIdBytes(id) // its 36 bytes
+ */
+export function lastIdBytes(id: string): Uint8Array | undefined {
+  return id === last ? text : undefined;
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
+import { requestId } from './request-id.js';
 import { epochText, hundredths, quoted, type RequestLine, requestLineWriter } from './request-log.js';
 
 /** A synchronous destination that keeps every line written. */
@@ -126,6 +127,8 @@ describe('the request line', () => {
     // Parts kept from earlier lines (by URL, by key) are not taken for lines that differ from them.
     lines.push({ ...first, ip: '10.0.0.2' }, { ...first, tier: 'pro' }, { ...first, tier: null });
     lines.push({ ...first, method: 'POST' }, { ...first, method: 'HEAD' }, first, first);
+    // Ids made here: the bytes of the last are copied, the one before is read as text.
+    lines.push({ ...first, reqId: requestId() }, { ...first, reqId: requestId() });
     // Statuses and latencies: whole numbers, hundredths, and numbers that take String's way.
     for (const status of [0, 9, 10, 99, 100, 200, 304, 429, 599, 1000, 0x7fffffff, 2 ** 31, -1, 1.5])
       lines.push({ ...first, status });

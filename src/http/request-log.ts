@@ -10,6 +10,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type Logger, stdTimeFunctions, symbols } from 'pino';
 import { boundedCache } from '../cache/bounded-cache.js';
+import { lastIdBytes } from './request-id.js';
 
 /** What the line says; the fields and their order are those of the full path's line (app.ts). */
 export interface RequestLine {
@@ -100,8 +101,9 @@ interface CallerPart {
  *
  * A client asks the same URL with the same key from the same address again and again, so the part
  * from the method to the status is kept by URL, and the part from the key to the end by key: a
- * line is then mostly copied, and only its time, id, status and latency are written afresh. A
- * character loop in JavaScript costs far more a byte than a copy (bench/README.md).
+ * line is then mostly copied, and only its time, status and latency are written afresh; the id is
+ * copied from the bytes it was made in, when it is the one made last (request-id.ts). A character
+ * loop in JavaScript costs far more a byte than a copy (bench/README.md).
  */
 function lineEncoder(head: string, bindings: string) {
   const start = ascii(head);
@@ -159,7 +161,9 @@ function lineEncoder(head: string, bindings: string) {
   const encode = (line: RequestLine, into: Uint8Array, at: number): number => {
     let i = putEpoch(into, put(into, at, start), Date.now());
     if (i < 0) return -1;
-    i = putPlain(into, put(into, i, middle), line.reqId);
+    const id = lastIdBytes(line.reqId);
+    i = put(into, i, middle);
+    i = id === undefined ? putPlain(into, i, line.reqId) : put(into, i, id);
     if (i < 0) return -1;
     i = putRequest(into, i, line.method, line.url);
     if (i < 0) return -1;
