@@ -73,6 +73,7 @@ const SERVABLE = /^\/api\/v1\/prices(?:\/[0-9A-Za-z-]{1,32})?(?:\?|$)/;
  * @example https.createServer(tls, createFastPath({ ...deps, next: fastifyListener }))
  */
 export function createFastPath(deps: FastPathDeps) {
+  const next = deps.next;
   const trusted = deps.trustProxy.length > 0 ? proxyAddr.compile([...deps.trustProxy]) : undefined;
   const common = Object.entries(deps.commonHeaders).flat();
   // Heads are written with fields checked once, not by Node on every request (trusted-head.ts): the
@@ -137,30 +138,33 @@ export function createFastPath(deps: FastPathDeps) {
   }
 
   /**
-   * Serves the request if it can: `true` once answered, `false` to hand it on untouched, with its
-   * key check. A refusal on the way (a 401, a 429, a tier no longer configured, a store error) is
-   * the full path's to answer, and to say why.
+   * Serves the request if it can, else hands it to the full path untouched, with its key check. A
+   * refusal on the way (a 401, a 429, a tier no longer configured, a store error) is the full
+   * path's to answer, and to say why; so is any other error before the head is written, which the
+   * full path meets again and reports. The promise never rejects.
    */
-  async function serve(req: IncomingMessage, res: ServerResponse, started: number): Promise<boolean> {
-    const headers = req.headers;
-    if (headers['x-api-key'] === undefined && headers.authorization === undefined) return false;
-    const ip = clientAddress(req);
-    // Counted with the failed-login budget as its gate below, as the key guard counts it.
-    const verdict = deps.auth.authenticate(requestCredentials(req, ip, true));
+  async function serve(req: IncomingMessage, res: ServerResponse, started: number): Promise<void> {
+    let verdict: Promise<KeyRecord> | undefined;
     try {
+      const ip = clientAddress(req);
+      // Counted with the failed-login budget as its gate below, as the key guard counts it.
+      verdict = deps.auth.authenticate(requestCredentials(req, ip, true));
       const key = await verdict;
       const found = cachedFor(req, key);
       if (found !== undefined) {
         // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.
         const limits = await deps.limiter.take(key, ip, 1, deps.auth.failureGate(ip));
         if (!res.headersSent && !res.destroyed) write(req, res, started, ip, key, found, limits);
-        return true;
+        return;
       }
     } catch (error) {
-      if (res.headersSent) throw error;
+      if (res.headersSent) {
+        deps.log.error({ err: error }, 'the fast path failed after writing its head');
+        return;
+      }
     }
-    handOverVerdict(req, verdict);
-    return false;
+    if (verdict !== undefined) handOverVerdict(req, verdict);
+    next(req, res);
   }
 
   /** The cached answer to a request by `key`, with its body in the client's coding, if there is one. */
@@ -217,20 +221,17 @@ export function createFastPath(deps: FastPathDeps) {
     });
   }
 
-  const next = deps.next;
   return function listener(req: IncomingMessage, res: ServerResponse): void {
-    if (req.method !== 'GET' || !SERVABLE.test(req.url as string) || deps.closing()) {
+    const headers = req.headers;
+    if (
+      req.method !== 'GET' ||
+      (headers['x-api-key'] === undefined && headers.authorization === undefined) ||
+      !SERVABLE.test(req.url as string) ||
+      deps.closing()
+    ) {
       next(req, res);
       return;
     }
-    serve(req, res, performance.now()).then(
-      (done) => {
-        if (!done) next(req, res);
-      },
-      (error: unknown) => {
-        deps.log.error({ err: error }, 'the fast path failed; the full path answers');
-        if (!res.headersSent) next(req, res);
-      },
-    );
+    void serve(req, res, performance.now());
   };
 }

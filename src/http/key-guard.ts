@@ -69,7 +69,7 @@ const memos = new WeakMap<object, KeyMemo>();
 function connectionMemo(socket: object): KeyMemo {
   let memo = memos.get(socket);
   if (memo === undefined) {
-    memo = { key: undefined, print: undefined };
+    memo = { key: undefined, print: undefined, query: undefined };
     memos.set(socket, memo);
   }
   return memo;

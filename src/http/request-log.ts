@@ -85,6 +85,12 @@ const PLAIN = /^[\x20-\x7e]*$/;
 /** `text` as bytes, one a character: for printable ASCII. */
 const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
 
+/** The part of a line about a request, and its status. */
+interface RequestPart {
+  readonly status: number;
+  readonly bytes: Uint8Array;
+}
+
 /** The part of a line about a caller, and whom it was written for. */
 interface CallerPart {
   readonly tier: string | null;
@@ -100,8 +106,9 @@ interface CallerPart {
  * printable ASCII.
  *
  * A client asks the same URL with the same key from the same address again and again, so the part
- * from the method to the status is kept by URL, and the part from the key to the end by key: a
- * line is then mostly copied, and only its time, status and latency are written afresh; the id is
+ * from the method to the latency's name is kept by URL (with its status), and the part from the key
+ * to the end by key; the line's start is kept with the second of its time. A line is then mostly
+ * copied, and only its milliseconds and latency are written afresh; the id is
  * copied from the bytes it was made in, when it is the one made last (request-id.ts). A character
  * loop in JavaScript costs far more a byte than a copy (bench/README.md).
  */
@@ -109,23 +116,45 @@ function lineEncoder(head: string, bindings: string) {
   const start = ascii(head);
   const middle = ascii(`${bindings},"reqId":"`);
   // Bounded, as everything requests choose (a URL is the client's): the rest is written afresh.
-  const requests = boundedCache<string, Uint8Array>({
+  const requests = boundedCache<string, RequestPart>({
     maxEntries: 1024,
     maxWeight: 256 * 1024,
-    weigh: (bytes) => bytes.length,
+    weigh: (part) => part.bytes.length,
   });
   const callers = boundedCache<string, CallerPart>({ maxEntries: 1024 });
+  /** The second of the last time written, and the line's start up to it. */
+  let second = -1;
+  let startToSecond = start;
 
-  /** `","method":"GET","url":"…","status":`, kept by URL for a GET. */
-  function putRequest(into: Uint8Array, at: number, method: string, url: string): number {
+  /** As `epochText` after the line's start; -1 where that takes `String`'s way. */
+  function putTime(into: Uint8Array, at: number, ms: number): number {
+    if (!(ms >= 1_000_000 && ms <= Number.MAX_SAFE_INTEGER && Number.isInteger(ms))) return -1;
+    const s = Math.floor(ms / 1000);
+    if (s !== second) {
+      second = s;
+      startToSecond = ascii(`${head}${s}`);
+    }
+    const i = put(into, at, startToSecond);
+    const milli = ms - s * 1000;
+    const tens = Math.floor(milli / 10);
+    into[i] = 0x30 + Math.floor(milli / 100);
+    into[i + 1] = 0x30 + (tens % 10);
+    into[i + 2] = 0x30 + milli - tens * 10;
+    return i + 3;
+  }
+
+  /** `","method":"GET","url":"…","status":200,"latencyMs":`, kept by URL for a GET. */
+  function putRequest(into: Uint8Array, at: number, method: string, url: string, status: number): number {
     const kept = method === 'GET' ? requests.get(url) : undefined;
-    if (kept !== undefined) return put(into, at, kept);
+    if (kept !== undefined && kept.status === status) return put(into, at, kept.bytes);
     let i = putPlain(into, put(into, at, METHOD), method);
     if (i < 0) return -1;
     i = putPlain(into, put(into, i, URL_PART), url);
     if (i < 0) return -1;
-    i = put(into, i, STATUS);
-    if (method === 'GET') requests.set(url, copied(into, at, i));
+    i = putCount(into, put(into, i, STATUS), status);
+    if (i < 0) return -1;
+    i = put(into, i, LATENCY);
+    if (method === 'GET') requests.set(url, { status, bytes: copied(into, at, i) });
     return i;
   }
 
@@ -159,17 +188,15 @@ function lineEncoder(head: string, bindings: string) {
     line.ip.length;
 
   const encode = (line: RequestLine, into: Uint8Array, at: number): number => {
-    let i = putEpoch(into, put(into, at, start), Date.now());
+    let i = putTime(into, at, Date.now());
     if (i < 0) return -1;
     const id = lastIdBytes(line.reqId);
     i = put(into, i, middle);
     i = id === undefined ? putPlain(into, i, line.reqId) : put(into, i, id);
     if (i < 0) return -1;
-    i = putRequest(into, i, line.method, line.url);
+    i = putRequest(into, i, line.method, line.url, line.status);
     if (i < 0) return -1;
-    i = putCount(into, i, line.status);
-    if (i < 0) return -1;
-    i = putHundredths(into, put(into, i, LATENCY), line.latencyMs);
+    i = putHundredths(into, i, line.latencyMs);
     if (i < 0) return -1;
     return putCaller(into, i, line.keyId, line.tier, line.ip);
   };
@@ -236,27 +263,6 @@ function putCount(into: Uint8Array, at: number, n: number): number {
     rest = next;
   }
   return end;
-}
-
-/** The second of the last time written, and its digits: a second's digits are made once. */
-let second = -1;
-let secondDigits = new Uint8Array(0);
-
-/** As `epochText`; -1 where that takes `String`'s way. */
-function putEpoch(into: Uint8Array, at: number, ms: number): number {
-  if (!(ms >= 1_000_000 && ms <= Number.MAX_SAFE_INTEGER && Number.isInteger(ms))) return -1;
-  const s = Math.floor(ms / 1000);
-  if (s !== second) {
-    second = s;
-    secondDigits = ascii(String(s));
-  }
-  const i = put(into, at, secondDigits);
-  const milli = ms - s * 1000;
-  const tens = Math.floor(milli / 10);
-  into[i] = 0x30 + Math.floor(milli / 100);
-  into[i + 1] = 0x30 + (tens % 10);
-  into[i + 2] = 0x30 + milli - tens * 10;
-  return i + 3;
 }
 
 /** As `hundredths`; -1 where that takes `String`'s way. */

@@ -59,11 +59,41 @@ export function createRequestRecorder(metrics: Metrics, log: FastifyBaseLogger) 
     kept(under(timers, route), method, () => metrics.latency.slot({ route, method }));
   const fastOf = (route: string): CounterSlot => kept(fast, route, () => metrics.fastAnswers.slot({ route }));
 
+  /** The slots of the label set recorded last: a busy client's requests mostly repeat it. */
+  let last:
+    | {
+        route: string;
+        method: string;
+        status: number;
+        tier: string;
+        counter: CounterSlot;
+        timer: HistogramSlot;
+      }
+    | undefined;
+
   return function record(r: AnsweredRequest): void {
     const tier = r.tier ?? 'none';
     const { route, method, status } = r;
-    counterOf(route, method, status, tier).n += 1;
-    metrics.latency.observe(timerOf(route, method), r.elapsedMs / 1000);
+    let slots = last;
+    if (
+      slots === undefined ||
+      slots.route !== route ||
+      slots.method !== method ||
+      slots.status !== status ||
+      slots.tier !== tier
+    ) {
+      slots = {
+        route,
+        method,
+        status,
+        tier,
+        counter: counterOf(route, method, status, tier),
+        timer: timerOf(route, method),
+      };
+      last = slots;
+    }
+    slots.counter.n += 1;
+    metrics.latency.observe(slots.timer, r.elapsedMs / 1000);
     if (r.fast) fastOf(route).n += 1;
     const code = r.problemCode;
     if (code === 'rate_limited') metrics.rateLimited.inc({ tier });

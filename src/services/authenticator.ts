@@ -36,10 +36,12 @@ export interface Credentials {
  * sent again (every request on a keep-alive connection) is not hashed again: a SHA-256 call costs
  * about 5,000 instructions, more than the rest of the key check. It holds the key itself, so the
  * caller keeps it no longer than that client's connection, which holds the key's bytes anyway.
+ * It also remembers the last query string found to hold no key, which is then not read again.
  */
 export interface KeyMemo {
   key: string | undefined;
   print: string | undefined;
+  query?: string | undefined;
 }
 
 export interface AuthenticatorDeps {
@@ -144,7 +146,11 @@ function presentedKey(credentials: Pick<Credentials, 'apiKeyHeader' | 'authoriza
 
 /** The one key a request presents; else throws the 401 to answer. */
 function requestedKey(credentials: Credentials): string {
-  if (keyInQuery(credentials.query)) throw unauthorized('api_key_in_query');
+  const { query, memo } = credentials;
+  if (memo === undefined || memo.query !== query) {
+    if (keyInQuery(query)) throw unauthorized('api_key_in_query');
+    if (memo !== undefined) memo.query = query;
+  }
   const key = presentedKey(credentials);
   if (key === undefined) throw unauthorized('missing_api_key');
   return key;

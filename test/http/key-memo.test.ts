@@ -73,4 +73,29 @@ describe('keys on one keep-alive connection', () => {
       .map((line) => line.keyId);
     assert.deepEqual(logged, [a.id, a.id, b.id, a.id, null, a.id, b.id]);
   });
+
+  test('a key in the query is refused between requests whose query holds none', async () => {
+    const a = await h.createKey({ tier: 'free' });
+    const asked = async (query: string) => {
+      const response = await request(`${base}${PATH}${query}`, {
+        headers: { 'x-api-key': a.key },
+        dispatcher: agent,
+      });
+      const body = await response.body.text();
+      return response.statusCode === 401 ? `401 ${JSON.parse(body).code}` : String(response.statusCode);
+    };
+    const statuses: string[] = [];
+    for (const query of ['', '', `&api_key=${a.key}`, '', `&${a.key}`, '&token=x', ''])
+      statuses.push(await asked(query));
+    assert.deepEqual(statuses, [
+      '200',
+      '200',
+      '401 api_key_in_query',
+      '200',
+      '401 api_key_in_query',
+      '401 api_key_in_query',
+      '200',
+    ]);
+    assert.equal(connections, 1, 'every request went over the one connection');
+  });
 });

@@ -4,7 +4,7 @@
  * Counters of one window length live in one map that is dropped whole when the window rolls over,
  * or, for a length nobody uses any more, at the first request after its window ended. So memory is
  * bounded by the callers of the current windows, never by history, and cleanup costs one look at
- * each window length per request. JavaScript runs one request's check-and-take without
+ * each window length per request (a handful: windows are kept in a list, not hashed by length). JavaScript runs one request's check-and-take without
  * interruption (each method decides before it returns its promise), which makes all-or-nothing
  * exact under any concurrency within the process.
  */
@@ -22,40 +22,65 @@ import type { LimitGate, RateLimitStore } from '../types.js';
 type Counts = Map<string, Map<string, number>>;
 
 interface WindowCounters {
-  id: number;
-  resetAtMs: number;
-  counts: Counts;
+  readonly seconds: number;
+  readonly resetAtMs: number;
+  readonly counts: Counts;
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly windows = new Map<number, WindowCounters>();
+  /** The current window of each length in use: a handful, found by a look along the list. */
+  private windows: WindowCounters[] = [];
 
   /** Counters held now, across every window length: what the boundedness test watches. */
   get size(): number {
     let total = 0;
-    for (const window of this.windows.values()) {
+    for (const window of this.windows) {
       for (const counters of window.counts.values()) total += counters.size;
     }
     return total;
   }
 
-  /** The current window of `windowSeconds`, begun afresh when the last one has ended. */
-  private window(windowSeconds: number, nowMs: number): WindowCounters {
-    const { id, resetAtMs } = windowOf(nowMs, windowSeconds);
-    let window = this.windows.get(windowSeconds);
-    if (window === undefined || window.id < id) {
-      window = { id, resetAtMs, counts: new Map() };
-      this.windows.set(windowSeconds, window);
-    }
+  /** The window of `seconds` kept now, whether or not it has ended. */
+  private kept(seconds: number): WindowCounters | undefined {
+    for (const window of this.windows) if (window.seconds === seconds) return window;
+    return undefined;
+  }
+
+  /** The current window of `seconds`, begun afresh when the last one has ended. */
+  private window(seconds: number, nowMs: number): WindowCounters {
+    const kept = this.kept(seconds);
+    if (kept !== undefined && kept.resetAtMs > nowMs) return kept;
+    const window = { seconds, resetAtMs: windowOf(nowMs, seconds).resetAtMs, counts: new Map() };
+    this.windows = [...this.windows.filter((w) => w !== kept), window];
     return window;
   }
 
-  private read(subject: string, limits: readonly LimitRule[], nowMs: number) {
-    // A finished window of a length this request does not use would otherwise stay until the next
-    // request that does, which may never come (a tier removed, a day limit nobody calls tomorrow).
-    for (const [length, window] of this.windows) {
-      if (window.resetAtMs <= nowMs) this.windows.delete(length);
+  /**
+   * Drops every window that has ended: one of a length this request does not use would otherwise
+   * stay until the next request that does, which may never come (a tier removed, a day limit
+   * nobody calls tomorrow).
+   */
+  private dropEnded(nowMs: number): void {
+    for (const window of this.windows) {
+      if (window.resetAtMs <= nowMs) {
+        this.windows = this.windows.filter((w) => w.resetAtMs > nowMs);
+        return;
+      }
     }
+  }
+
+  /** Whether `subject` has a unit left of every one of `limits`: a gate's check, taking nothing. */
+  private admits(subject: string, limits: readonly LimitRule[], nowMs: number): boolean {
+    this.dropEnded(nowMs);
+    for (const rule of limits) {
+      const used = this.window(rule.windowSeconds, nowMs).counts.get(subject)?.get(rule.name) ?? 0;
+      if (used >= rule.limit) return false;
+    }
+    return true;
+  }
+
+  private read(subject: string, limits: readonly LimitRule[], nowMs: number) {
+    this.dropEnded(nowMs);
     return limits.map((rule) => {
       const { counts, resetAtMs } = this.window(rule.windowSeconds, nowMs);
       const counters = counts.get(subject);
@@ -79,7 +104,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     nowMs: number,
     cost = 1,
   ): Promise<LimitDecision | undefined> {
-    if (!this.look(gate.subject, gate.limits, nowMs).allowed) return undefined;
+    if (!this.admits(gate.subject, gate.limits, nowMs)) return undefined;
     return this.take(subject, limits, nowMs, cost);
   }
 
@@ -100,7 +125,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
       if (allowed) {
         if (c.counters !== undefined) c.counters.set(c.rule.name, used);
         // Two limits of one length share the subject's map: the first one made it.
-        else kept(c.counts, subject).set(c.rule.name, used);
+        else countersOf(c.counts, subject).set(c.rule.name, used);
       }
       return { rule: c.rule, remaining: Math.max(0, c.rule.limit - used), resetAtMs: c.resetAtMs };
     });
@@ -111,7 +136,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     checkCost(cost);
     if (!taken.allowed) return;
     for (const state of taken.states) {
-      const window = this.windows.get(state.rule.windowSeconds);
+      const window = this.kept(state.rule.windowSeconds);
       // The units went to the window that ends at `resetAtMs`; once it has rolled over, they are gone.
       if (window === undefined || window.resetAtMs !== state.resetAtMs) continue;
       const counters = window.counts.get(subject);
@@ -139,7 +164,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 }
 
 /** The counters of `subject` in `counts`, made empty the first time. */
-function kept(counts: Counts, subject: string): Map<string, number> {
+function countersOf(counts: Counts, subject: string): Map<string, number> {
   let counters = counts.get(subject);
   if (counters === undefined) {
     counters = new Map();
