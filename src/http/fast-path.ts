@@ -15,7 +15,7 @@
  * before a byte is written. A refused limit took nothing, and a key check already made is handed
  * over with the request, so Fastify neither asks the key store again nor counts a failure twice.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LimitReport } from '../domain/limits/fixed-window.js';
@@ -115,26 +115,47 @@ export function createFastPath(deps: FastPathDeps) {
   /** The rate-limit values of the request being answered (the limits answer at most one at a time). */
   const limitValues: string[] = [];
 
-  // The answer key each connection asked for last. A client asks the same URL again and again, and
-  // a key made afresh is hashed afresh on every lookup; a key kept is hashed once.
-  const lastKeys = new WeakMap<
-    object,
-    { url: string; accept: string | undefined; tier: string; key: string }
-  >();
+  /**
+   * What is kept of each connection: its client's address (without proxies to believe, the peer's,
+   * which does not change) and the answer key it asked for last. A client asks the same URL again
+   * and again, and a key made afresh is hashed afresh on every lookup; a key kept is hashed once.
+   */
+  interface Connection {
+    address: string | undefined;
+    url: string;
+    accept: string | undefined;
+    tier: string;
+    key: string;
+  }
+  const connections = new WeakMap<object, Connection>();
 
-  function keyOf(socket: object, tier: string, accept: string | undefined, url: string): string {
-    const last = lastKeys.get(socket);
-    if (last !== undefined && last.url === url && last.tier === tier && last.accept === accept)
-      return last.key;
+  function connectionOf(socket: object): Connection {
+    let connection = connections.get(socket);
+    if (connection === undefined) {
+      connection = { address: undefined, url: '', accept: undefined, tier: '', key: '' };
+      connections.set(socket, connection);
+    }
+    return connection;
+  }
+
+  function keyOf(connection: Connection, tier: string, accept: string | undefined, url: string): string {
+    if (connection.url === url && connection.tier === tier && connection.accept === accept)
+      return connection.key;
     const key = answerKey(tier, accept, url);
-    lastKeys.set(socket, { url, accept, tier, key });
+    connection.url = url;
+    connection.accept = accept;
+    connection.tier = tier;
+    connection.key = key;
     return key;
   }
 
-  function clientAddress(req: IncomingMessage): string {
-    if (trusted === undefined) return req.socket.remoteAddress ?? '';
-    const all = proxyAddr.all(req, trusted);
-    return all[all.length - 1] ?? '';
+  function clientAddress(req: IncomingMessage, connection: Connection): string {
+    if (trusted !== undefined) {
+      const all = proxyAddr.all(req, trusted);
+      return all[all.length - 1] ?? '';
+    }
+    if (connection.address === undefined) connection.address = req.socket.remoteAddress;
+    return connection.address ?? '';
   }
 
   /**
@@ -143,18 +164,24 @@ export function createFastPath(deps: FastPathDeps) {
    * path's to answer, and to say why; so is any other error before the head is written, which the
    * full path meets again and reports. The promise never rejects.
    */
-  async function serve(req: IncomingMessage, res: ServerResponse, started: number): Promise<void> {
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    headers: IncomingHttpHeaders,
+    started: number,
+  ): Promise<void> {
     let verdict: Promise<KeyRecord> | undefined;
     try {
-      const ip = clientAddress(req);
+      const connection = connectionOf(req.socket);
+      const ip = clientAddress(req, connection);
       // Counted with the failed-login budget as its gate below, as the key guard counts it.
-      verdict = deps.auth.authenticate(requestCredentials(req, ip, true));
+      verdict = deps.auth.authenticate(requestCredentials(req, ip, true, headers));
       const key = await verdict;
-      const found = cachedFor(req, key);
+      const found = cachedFor(req, headers, connection, key);
       if (found !== undefined) {
         // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.
         const limits = await deps.limiter.take(key, ip, 1, deps.auth.failureGate(ip));
-        if (!res.headersSent && !res.destroyed) write(req, res, started, ip, key, found, limits);
+        if (!res.headersSent && !res.destroyed) write(req, res, headers, started, ip, key, found, limits);
         return;
       }
     } catch (error) {
@@ -168,11 +195,15 @@ export function createFastPath(deps: FastPathDeps) {
   }
 
   /** The cached answer to a request by `key`, with its body in the client's coding, if there is one. */
-  function cachedFor(req: IncomingMessage, key: KeyRecord): Found | undefined {
+  function cachedFor(
+    req: IncomingMessage,
+    headers: IncomingHttpHeaders,
+    connection: Connection,
+    key: KeyRecord,
+  ): Found | undefined {
     if (scopeRefusal(key, 'read') !== undefined) return undefined;
-    const headers = req.headers;
     const tier = deps.limiter.tierOf(key).name;
-    const answer = deps.answers.get(keyOf(req.socket, tier, headers.accept, req.url as string), deps.clock());
+    const answer = deps.answers.get(keyOf(connection, tier, headers.accept, req.url as string), deps.clock());
     if (answer === undefined) return undefined;
     const coding = answerCoding(answer, headers['accept-encoding']);
     const body = coding === undefined ? answer.body : answer.ready[coding];
@@ -188,6 +219,7 @@ export function createFastPath(deps: FastPathDeps) {
   function write(
     req: IncomingMessage,
     res: ServerResponse,
+    headers: IncomingHttpHeaders,
     started: number,
     ip: string,
     key: KeyRecord,
@@ -195,7 +227,6 @@ export function createFastPath(deps: FastPathDeps) {
     limits: LimitReport,
   ): void {
     const url = req.url as string;
-    const headers = req.headers;
     const id = requestId();
     const status = answerStatus(answer, coding, headers['if-none-match']);
     const limited = rateLimitValues(limitValues, 0, limits.decision, limits.nowMs, limits.cost) >= 0;
@@ -232,6 +263,6 @@ export function createFastPath(deps: FastPathDeps) {
       next(req, res);
       return;
     }
-    void serve(req, res, performance.now());
+    void serve(req, res, headers, performance.now());
   };
 }

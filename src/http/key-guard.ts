@@ -3,7 +3,7 @@
  * It runs before body parsing and validation, so an unauthenticated caller learns nothing else
  * and a refused request costs almost nothing.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../domain/errors/api-error.js';
 import type { Tier } from '../domain/limits/tiers.js';
@@ -48,14 +48,20 @@ export function scopeRefusal(key: KeyRecord, scope: Scope): ApiError | undefined
 /**
  * What a request presents to the authenticator: its key headers and query, and its client address
  * (`ip`, as Fastify's `trustProxy` works it out). `gatedLater` when the request is counted with its
- * address' failed-login budget as a gate (see `Credentials`).
+ * address' failed-login budget as a gate (see `Credentials`). `headers`: the request's, when the
+ * caller holds them already (each read of `raw.headers` goes through Node's getter).
  */
-export function requestCredentials(raw: IncomingMessage, ip: string, gatedLater: boolean): Credentials {
+export function requestCredentials(
+  raw: IncomingMessage,
+  ip: string,
+  gatedLater: boolean,
+  headers: IncomingHttpHeaders = raw.headers,
+): Credentials {
   const url = raw.url ?? '';
   const mark = url.indexOf('?');
   return {
-    apiKeyHeader: raw.headers['x-api-key'],
-    authorization: raw.headers.authorization,
+    apiKeyHeader: headers['x-api-key'],
+    authorization: headers.authorization,
     query: mark < 0 ? '' : url.slice(mark + 1),
     ip,
     gatedLater,
