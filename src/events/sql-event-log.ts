@@ -4,7 +4,9 @@
  * New events are noticed by looking at the highest sequence number every `pollMs` while anyone
  * listens: one primary-key lookup, cheap on both engines, and it hears every writer of the same
  * database, whichever process or instance committed (a `pricepoint import` beside a server, or
- * another instance on PostgreSQL). Listeners then read what they missed with `after`.
+ * another instance on PostgreSQL). Listeners then read what they missed with `after`. Where the
+ * store has a change token (SQLite's, which moves with every commit of any connection), the table
+ * is looked at only when the token has moved since the last look.
  */
 import { type Kysely, sql } from 'kysely';
 import { type EventRow, toEvent } from './outbox.js';
@@ -20,6 +22,8 @@ export class SqlEventLog implements EventLog {
   private readonly listeners = new Set<() => void>();
   private timer: NodeJS.Timeout | undefined;
   private seen: number | undefined;
+  /** The change token at the last look that succeeded. */
+  private lookedAt: string | undefined;
   private polling = false;
 
   constructor(
@@ -27,6 +31,8 @@ export class SqlEventLog implements EventLog {
     // biome-ignore lint/suspicious/noExplicitAny: over either engine's tables.
     private readonly db: Kysely<any>,
     private readonly pollMs: number,
+    /** A token that moves whenever any connection commits (`PriceStore.changeToken`), if there is one. */
+    private readonly changeToken?: () => string,
   ) {}
 
   async after(after: number, limit: number): Promise<PriceEvent[]> {
@@ -62,13 +68,18 @@ export class SqlEventLog implements EventLog {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     this.seen = undefined;
+    this.lookedAt = undefined;
   }
 
   private async poll(): Promise<void> {
     if (this.polling) return;
+    const token = this.changeToken?.();
+    // Nothing committed since the last look: no event can have come.
+    if (token !== undefined && token === this.lookedAt) return;
     this.polling = true;
     try {
       const latest = await this.latestSeq();
+      this.lookedAt = token;
       const before = this.seen;
       this.seen = latest;
       // The first look tells too: an event may have come between a listener's first read and it.

@@ -53,12 +53,14 @@ export async function openEmbeddedStores(path: string): Promise<EmbeddedStores> 
     for (const listener of listeners) listener([]);
   }, KEY_WATCH_MS);
   watch.unref();
-  const events = new SqlEventLog(db, EMBEDDED_POLL_MS);
+  const prices = new SqlitePriceStore(db, engine, raw, writer);
+  // Events are written only with prices, so the table is looked at only once the token has moved.
+  const events = new SqlEventLog(db, EMBEDDED_POLL_MS, () => prices.changeToken());
   return {
     events,
     // Its writes wait for the write lock on a timer, as the key and price writes do (docs/webhooks.md).
     webhooks: WebhookStore.over(db, sqliteStatementWrites(raw, writer)),
-    prices: new SqlitePriceStore(db, engine, raw, writer),
+    prices,
     keys,
     rateLimits: new MemoryRateLimitStore(),
     notices: new MemoryNoticeBus(),
