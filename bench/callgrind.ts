@@ -31,6 +31,12 @@ export const control = (pid: number, ...args: string[]) =>
   execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
 
 export const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+/** The middle count (the mean of the middle two for an even number). */
+export const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[half] as number) : mean(sorted.slice(half - 1, half + 1));
+};
 /** How far apart the counts of one setup are, as a share of their mean. */
 export const spread = (values: number[]) => (Math.max(...values) - Math.min(...values)) / mean(values);
 export const thousands = (n: number) => `${(n / 1000).toFixed(1)}k`;
