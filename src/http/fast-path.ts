@@ -21,7 +21,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { LimitReport } from '../domain/limits/fixed-window.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
-import type { KeyRecord } from '../stores/types.js';
+import type { KeyRecord, LimitGate } from '../stores/types.js';
 import { type AnswerCache, answerKey, type CachedAnswer, type Coding } from './answer-cache.js';
 import { answerCoding, answerFields, answerStatus } from './caching.js';
 import { handOverVerdict, requestCredentials, scopeRefusal } from './key-guard.js';
@@ -117,11 +117,13 @@ export function createFastPath(deps: FastPathDeps) {
 
   /**
    * What is kept of each connection: its client's address (without proxies to believe, the peer's,
-   * which does not change) and the answer key it asked for last. A client asks the same URL again
+   * which does not change) with its failed-login gate, and the answer key it asked for last. A client asks the same URL again
    * and again, and a key made afresh is hashed afresh on every lookup; a key kept is hashed once.
    */
   interface Connection {
     address: string | undefined;
+    /** The failed-login gate of that address (`Authenticator.failureGate`). */
+    gate: LimitGate | undefined;
     url: string;
     accept: string | undefined;
     tier: string;
@@ -132,7 +134,7 @@ export function createFastPath(deps: FastPathDeps) {
   function connectionOf(socket: object): Connection {
     let connection = connections.get(socket);
     if (connection === undefined) {
-      connection = { address: undefined, url: '', accept: undefined, tier: '', key: '' };
+      connection = { address: undefined, gate: undefined, url: '', accept: undefined, tier: '', key: '' };
       connections.set(socket, connection);
     }
     return connection;
@@ -147,6 +149,12 @@ export function createFastPath(deps: FastPathDeps) {
     connection.tier = tier;
     connection.key = key;
     return key;
+  }
+
+  function gateOf(ip: string, connection: Connection): LimitGate {
+    if (trusted !== undefined) return deps.auth.failureGate(ip);
+    if (connection.gate === undefined) connection.gate = deps.auth.failureGate(ip);
+    return connection.gate;
   }
 
   function clientAddress(req: IncomingMessage, connection: Connection): string {
@@ -180,7 +188,7 @@ export function createFastPath(deps: FastPathDeps) {
       const found = cachedFor(req, headers, connection, key);
       if (found !== undefined) {
         // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.
-        const limits = await deps.limiter.take(key, ip, 1, deps.auth.failureGate(ip));
+        const limits = await deps.limiter.take(key, ip, 1, gateOf(ip, connection));
         if (!res.headersSent && !res.destroyed) write(req, res, headers, started, ip, key, found, limits);
         return;
       }
