@@ -16,10 +16,10 @@
  * Paths: one series (`?symbols=NO1`), the full answer, the full answer with Brotli.
  *
  * Run with `npm run bench:instructions` (it builds first; needs valgrind). Writes
- * bench/results-instructions.md. BENCH_WARMUP (8000), BENCH_WARMUP_MS (75000), BENCH_REQUESTS (2000). To count only some of
- * it while working on one path: BENCH_SETUPS (`raw,pricepoint`), BENCH_PROTOCOLS (`https`), BENCH_PATHS
- * (`one series`); a partial run prints its table and leaves the results file alone. BENCH_KEEP=1 keeps
- * the dumps for `callgrind_annotate`.
+ * bench/results-instructions.md. BENCH_WARMUP (8000), BENCH_WARMUP_MS (75000), BENCH_REQUESTS
+ * (2000), BENCH_COUNTS (3). To count only some of it while working on one path: BENCH_SETUPS
+ * (`raw,pricepoint`), BENCH_PROTOCOLS (`https`), BENCH_PATHS (`one series`); a partial run prints
+ * its table and leaves the results file alone. BENCH_KEEP=1 keeps the dumps for `callgrind_annotate`.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

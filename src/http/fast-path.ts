@@ -117,8 +117,9 @@ export function createFastPath(deps: FastPathDeps) {
 
   /**
    * What is kept of each connection: its client's address (without proxies to believe, the peer's,
-   * which does not change) with its failed-login gate, and the answer key it asked for last. A client asks the same URL again
-   * and again, and a key made afresh is hashed afresh on every lookup; a key kept is hashed once.
+   * which does not change) with its failed-login gate, and the answer key it asked for last. A
+   * client asks the same URL again and again, and a key made afresh is hashed afresh on every
+   * lookup; a key kept is hashed once.
    */
   interface Connection {
     address: string | undefined;

@@ -108,9 +108,9 @@ interface CallerPart {
  * A client asks the same URL with the same key from the same address again and again, so the part
  * from the method to the latency's name is kept by URL (with its status), and the part from the key
  * to the end by key; the line's start is kept with the second of its time. A line is then mostly
- * copied, and only its milliseconds and latency are written afresh; the id is
- * copied from the bytes it was made in, when it is the one made last (request-id.ts). A character
- * loop in JavaScript costs far more a byte than a copy (bench/README.md).
+ * copied, and only its milliseconds and latency are written afresh; the id is copied from the
+ * bytes it was made in, when it is the one made last (request-id.ts). A character loop in
+ * JavaScript costs far more a byte than a copy (bench/README.md).
  */
 function lineEncoder(head: string, bindings: string) {
   const start = ascii(head);

@@ -4,9 +4,9 @@
  * Counters of one window length live in one map that is dropped whole when the window rolls over,
  * or, for a length nobody uses any more, at the first request after its window ended. So memory is
  * bounded by the callers of the current windows, never by history, and cleanup costs one look at
- * each window length per request (a handful: windows are kept in a list, not hashed by length). JavaScript runs one request's check-and-take without
- * interruption (each method decides before it returns its promise), which makes all-or-nothing
- * exact under any concurrency within the process.
+ * each window length per request (a handful: windows are kept in a list, not hashed by length).
+ * JavaScript runs one request's check-and-take without interruption (each method decides before it
+ * returns its promise), which makes all-or-nothing exact under any concurrency within the process.
  */
 import {
   checkCost,
