@@ -112,8 +112,6 @@ export function createFastPath(deps: FastPathDeps) {
     }
     return head;
   }
-  /** The rate-limit values of the request being answered (the limits answer at most one at a time). */
-  const limitValues: string[] = [];
 
   /**
    * What is kept of each connection: its client's address (without proxies to believe, the peer's,
@@ -238,11 +236,12 @@ export function createFastPath(deps: FastPathDeps) {
     const url = req.url as string;
     const id = requestId();
     const status = answerStatus(answer, coding, headers['if-none-match']);
-    const limited = rateLimitValues(limitValues, 0, limits.decision, limits.nowMs, limits.cost) >= 0;
+    // A request on this path was allowed, so a tier with limits has one that binds and fills the slots.
+    const limited = limits.decision.states.length > 0;
     const head = headOf(answer, coding, body, status, limited);
     const values = head.values;
     values[0] = id;
-    if (limited) for (let i = 0; i < RATE_LIMIT_FIELDS.length; i++) values[i + 1] = limitValues[i] as string;
+    if (limited) rateLimitValues(values, 1, limits.decision, limits.nowMs, limits.cost);
     writeHead(res, status, head);
     if (status === 304) res.end();
     else res.end(body);
