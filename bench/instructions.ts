@@ -7,7 +7,8 @@
  * of the path, so V8 has compiled what it will compile), then counting is switched on for exactly
  * BENCH_REQUESTS keep-alive requests, one at a time, and off again (`callgrind_control`). Every
  * thread of the process is counted: the main thread, V8's compiler and GC threads, libuv's pool.
- * Each count is made BENCH_COUNTS times (3); the table takes the median, and prints the spread.
+ * Counts are made until the last BENCH_COUNTS (3) agree within BENCH_STEADY (3%), at most
+ * BENCH_MAX_COUNTS (12) times; the table takes the median of the last three and prints their spread.
  *
  * Servers, over HTTPS and over plain HTTP, all with the same certificate and TLS settings:
  *  raw      `node:https` / `node:http` sending Pricepoint's own head and body bytes (bench/setups/raw-https.mjs)
@@ -17,7 +18,7 @@
  *
  * Run with `npm run bench:instructions` (it builds first; needs valgrind). Writes
  * bench/results-instructions.md. BENCH_WARMUP (8000), BENCH_WARMUP_MS (75000), BENCH_REQUESTS
- * (2000), BENCH_COUNTS (3). To count only some of it while working on one path: BENCH_SETUPS
+ * (1000), BENCH_COUNTS, BENCH_STEADY, BENCH_MAX_COUNTS. To count only some of it while working on one path: BENCH_SETUPS
  * (`raw,pricepoint`), BENCH_PROTOCOLS (`https`), BENCH_PATHS (`one series`); a partial run prints
  * its table and leaves the results file alone. BENCH_KEEP=1 keeps the dumps for `callgrind_annotate`.
  */
@@ -40,14 +41,31 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 8000);
  * instructions a request over a count) and the first event prune, a minute after the start.
  */
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 75_000);
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1000);
 /**
- * Counts of each path in one process. The table takes their median: a count now and then holds
- * TurboFan compiling something late (under valgrind what runs by the clock comes round rarely and is
- * compiled late), a one-off that is no part of a request's cost; the spread shows it.
+ * Counts that must agree, made one after another in one process. Now and then a count holds work
+ * that is no part of a request's steady cost and that callgrind's slowness (about fifty times)
+ * makes fifty times more frequent per request: a major GC (concurrent marking and sweeping), and
+ * after it TurboFan compiling again the code it threw away (V8 drops optimised code that holds
+ * objects the GC found dead, `--trace-deopt` says "weak objects"), or the limits' window rolling
+ * over each minute. Such a phase can last several counts (a run of 2026-11-25: 157,000, 675,000,
+ * 159,000, 166,000 and 111,000 for a path that counts 92,000 otherwise), so neither the median nor
+ * the least of a fixed number of counts is safe. Counting goes on until the last COUNTS agree
+ * within STEADY of their median, at most MAX_COUNTS times; a path that never settles is marked.
  */
 const COUNTS = Number(process.env.BENCH_COUNTS ?? 3);
-/** How far apart the counts of one setup are, as a share of their median. */
+/**
+ * The young generation held at its largest (what `--max-semi-space-size` lets it grow to) in every
+ * server. V8 shrinks it when the allocation rate it measures is low (under about 1,000 bytes a
+ * millisecond), and under callgrind every rate looks fifty times lower: after a major GC it
+ * shrank, and a scavenge then fell into every count (one path went from 91,000 to 98,600 a request
+ * and stayed there). A loaded server allocates far faster and keeps it large; held there, the
+ * counts see the size such a server runs with.
+ */
+const YOUNG_GENERATION = ['--min-semi-space-size=64'];
+const STEADY = Number(process.env.BENCH_STEADY ?? 0.03);
+const MAX_COUNTS = Number(process.env.BENCH_MAX_COUNTS ?? 12);
+/** How far apart counts are, as a share of their median. */
 const spreadOf = (values: number[]) => (Math.max(...values) - Math.min(...values)) / median(values);
 const TIER = 'bench';
 const ALL_PATHS = [
@@ -109,10 +127,26 @@ function client(protocol: Protocol, port: number, ca: string) {
 }
 
 interface Count {
+  /** Every count made, in order. */
   runs: number[];
+  /** The last `COUNTS` of them, which the table goes by. */
+  kept: number[];
+  /** Whether `kept` agree within `STEADY`. */
+  steady: boolean;
 }
 
-/** Starts `setup` under callgrind and counts each path `COUNTS` times. */
+/** The fields Node writes itself, which the setups do not copy from Pricepoint's answer. */
+const NODE_OWN_FIELDS = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+/** The names of an answer's header fields but Node's own, sorted: what every setup must send alike. */
+const fieldNames = (rawHeaders: string[]) =>
+  rawHeaders
+    .filter((_, i) => i % 2 === 0)
+    .map((name) => name.toLowerCase())
+    .filter((name) => !NODE_OWN_FIELDS.has(name))
+    .sort()
+    .join(', ');
+
+/** Starts `setup` under callgrind and counts each path until `COUNTS` counts agree (`COUNTS` above). */
 async function countSetup(
   setup: SetupName,
   protocol: Protocol,
@@ -122,6 +156,8 @@ async function countSetup(
   dir: string,
   ca: string,
   key: string,
+  /** The field names of Pricepoint's answer on each path (`fieldNames`). */
+  names: ReadonlyMap<string, string>,
 ): Promise<Map<string, Count>> {
   const under = [
     'valgrind',
@@ -129,7 +165,7 @@ async function countSetup(
     '--instr-atstart=no',
     `--callgrind-out-file=${dir}/cg.%p.out`,
   ];
-  const { child, port } = await startChild(args, env, from, under);
+  const { child, port } = await startChild(args, env, from, under, YOUNG_GENERATION);
   const started = Date.now();
   const pid = child.pid ?? 0;
   const counts = new Map<string, Count>();
@@ -139,9 +175,18 @@ async function countSetup(
       const headers = { 'x-api-key': key, ...(spec.coding && { 'accept-encoding': spec.coding }) };
       const first = await send(spec.path, headers);
       if (first.status !== 200) throw new Error(`${setup} ${protocol} ${spec.path}: ${first.status}`);
+      // The same answer, or the counts compare unlike work (over plain HTTP without HSTS, as Pricepoint).
+      const expected = (names.get(spec.name) ?? '')
+        .split(', ')
+        .filter((name) => protocol === 'https' || name !== 'strict-transport-security')
+        .join(', ');
+      if (fieldNames(first.headers) !== expected) {
+        throw new Error(`${setup} ${protocol} ${spec.name} sends the fields ${fieldNames(first.headers)}`);
+      }
       for (let i = 0; i < WARMUP || Date.now() - started < WARMUP_MS; i++) await send(spec.path, headers);
       const runs: number[] = [];
-      for (let run = 0; run < COUNTS; run++) {
+      let kept: number[] = [];
+      while (runs.length < MAX_COUNTS) {
         const dumpsBefore = readdirSync(dir).filter((f) => f.startsWith(`cg.${pid}.out.`)).length;
         control(pid, '--zero');
         control(pid, '--instr=on');
@@ -149,8 +194,10 @@ async function countSetup(
         control(pid, '--instr=off');
         control(pid, '--dump');
         runs.push(newestTotal(dir, pid, dumpsBefore) / REQUESTS);
+        kept = runs.slice(-COUNTS);
+        if (kept.length === COUNTS && spreadOf(kept) <= STEADY) break;
       }
-      counts.set(spec.name, { runs });
+      counts.set(spec.name, { runs, kept, steady: spreadOf(kept) <= STEADY });
       console.error(`${setup} ${protocol} ${spec.name}: ${runs.map((r) => Math.round(r)).join(', ')}`);
     }
   } finally {
@@ -184,6 +231,7 @@ async function main(): Promise<void> {
   const certFile = join(dir, 'data', 'tls', 'localhost-cert.pem');
   const ca = readFileSync(certFile, 'utf8');
   const bodies: Record<string, { contentType: string; base64: string; headers: string[] }> = {};
+  const names = new Map<string, string>();
   const { send, close } = client('https', first.port, ca);
   for (const spec of PATHS) {
     const answer = await send(spec.path, {
@@ -191,11 +239,11 @@ async function main(): Promise<void> {
       ...(spec.coding && { 'accept-encoding': spec.coding }),
     });
     if (answer.status !== 200) throw new Error(`Pricepoint answered ${answer.status} to ${spec.path}`);
-    const own = new Set(['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding']);
+    names.set(spec.name, fieldNames(answer.headers));
     const headers: string[] = [];
     for (let i = 0; i < answer.headers.length; i += 2) {
       const name = answer.headers[i] ?? '';
-      if (!own.has(name.toLowerCase())) headers.push(name, answer.headers[i + 1] ?? '');
+      if (!NODE_OWN_FIELDS.has(name.toLowerCase())) headers.push(name, answer.headers[i + 1] ?? '');
     }
     const contentType = headers[headers.findIndex((h) => h.toLowerCase() === 'content-type') + 1] ?? '';
     bodies[spec.coding ? `${spec.path} ${spec.coding}` : spec.path] = {
@@ -230,26 +278,41 @@ async function main(): Promise<void> {
     };
     for (const setup of SETUPS) {
       const [env, args, from] = starts[setup];
-      results.set(`${setup} ${protocol}`, await countSetup(setup, protocol, env, args, from, dir, ca, key));
+      results.set(
+        `${setup} ${protocol}`,
+        await countSetup(setup, protocol, env, args, from, dir, ca, key, names),
+      );
     }
   }
 
   const lines = [
-    `Instructions per request (callgrind, every thread), ${REQUESTS} keep-alive requests after ${WARMUP} uncounted, each counted ${COUNTS} times, the median taken; spread = (highest - lowest) / median. Node ${process.version}.`,
+    `Instructions per request (callgrind, every thread): ${REQUESTS} keep-alive requests after ${WARMUP} uncounted, counted again until ${COUNTS} counts in a row agree within ${STEADY * 100}% (at most ${MAX_COUNTS} counts), the median of those ${COUNTS} taken. Spread = (highest - lowest) / median of the ${COUNTS}, with the counts made in brackets; "unsteady" where they never agreed. Node ${process.version}.`,
     '',
     '| protocol | path | raw | Fastify + rate-limit | Pricepoint | Pricepoint / raw | goal | Fastify / raw | spread (raw, Fastify, Pricepoint) |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
   ];
   for (const protocol of PROTOCOLS) {
     for (const spec of PATHS) {
-      const of = (setup: SetupName) =>
-        results.get(`${setup} ${protocol}`)?.get(spec.name)?.runs ?? [Number.NaN];
-      const [raw, fastify, pricepoint] = ALL_SETUPS.map((s) => median(of(s))) as [number, number, number];
+      const of = (setup: SetupName): Count =>
+        results.get(`${setup} ${protocol}`)?.get(spec.name) ?? {
+          runs: [Number.NaN],
+          kept: [Number.NaN],
+          steady: false,
+        };
+      const [raw, fastify, pricepoint] = ALL_SETUPS.map((s) => median(of(s).kept)) as [
+        number,
+        number,
+        number,
+      ];
       const ratio = pricepoint / raw;
       const goal = GOALS[protocol][spec.name];
-      const spreads = ALL_SETUPS.map((s) => `${(spreadOf(of(s)) * 100).toFixed(1)}%`).join(', ');
+      const spreads = ALL_SETUPS.map((s) => {
+        const count = of(s);
+        const unsteady = count.steady ? '' : ' unsteady';
+        return `${(spreadOf(count.kept) * 100).toFixed(1)}% (${count.runs.length})${unsteady}`;
+      }).join(', ');
       lines.push(
-        `| ${protocol.toUpperCase()} | ${spec.name} | ${thousands(raw)} | ${thousands(fastify)} | ${thousands(pricepoint)} | ${ratio.toFixed(2)} | ≤ ${goal.toFixed(2)} ${ratio <= goal ? 'met' : 'not met'} | ${(fastify / raw).toFixed(2)} | ${spreads} |`,
+        `| ${protocol.toUpperCase()} | ${spec.name} | ${thousands(raw)} | ${thousands(fastify)} | ${thousands(pricepoint)} | ${ratio.toFixed(2)} | ≤ ${goal.toFixed(2)} ${ratio <= goal ? 'met' : 'not met'}${of('raw').steady && of('pricepoint').steady ? '' : ' (unsteady)'} | ${(fastify / raw).toFixed(2)} | ${spreads} |`,
       );
     }
   }

@@ -124,10 +124,12 @@ export function startChild(
   from: 'stdout' | 'stderr',
   /** A command to start Node under, with its arguments: `['valgrind', '--tool=callgrind']`. */
   under: readonly string[] = [],
+  /** Node's own options before `args`, after the young-generation size every server gets. */
+  nodeOptions: readonly string[] = [],
 ): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
     // Every server with the young-generation size bin/pricepoint.js starts Pricepoint with.
-    const node = [process.execPath, '--max-semi-space-size=64', ...args];
+    const node = [process.execPath, '--max-semi-space-size=64', ...nodeOptions, ...args];
     const [command = process.execPath, ...rest] = [...under, ...node];
     const child = track(
       spawn(command, rest, {
