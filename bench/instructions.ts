@@ -67,6 +67,8 @@ const STEADY = Number(process.env.BENCH_STEADY ?? 0.03);
 const MAX_COUNTS = Number(process.env.BENCH_MAX_COUNTS ?? 12);
 /** How far apart counts are, as a share of their median. */
 const spreadOf = (values: number[]) => (Math.max(...values) - Math.min(...values)) / median(values);
+/** Whether the last counts of a path agree, so that counting stops. */
+const settled = (kept: number[]) => kept.length === COUNTS && spreadOf(kept) <= STEADY;
 const TIER = 'bench';
 const ALL_PATHS = [
   { name: 'one series', path: '/api/v1/prices/today?symbols=NO1', coding: undefined },
@@ -129,10 +131,8 @@ function client(protocol: Protocol, port: number, ca: string) {
 interface Count {
   /** Every count made, in order. */
   runs: number[];
-  /** The last `COUNTS` of them, which the table goes by. */
+  /** The last `COUNTS` of them, which the table goes by (`settled` or not). */
   kept: number[];
-  /** Whether `kept` agree within `STEADY`. */
-  steady: boolean;
 }
 
 /** The fields Node writes itself, which the setups do not copy from Pricepoint's answer. */
@@ -146,6 +146,19 @@ const fieldNames = (rawHeaders: string[]) =>
     .sort()
     .join(', ');
 
+/** Where the setups look up the answer to `spec` in BENCH_BODIES (bench/setups/raw-https.mjs). */
+const bodyKey = (spec: PathSpec) => (spec.coding ? `${spec.path} ${spec.coding}` : spec.path);
+
+/** Header fields (name, value, ...) without Strict-Transport-Security. */
+function withoutHsts(headers: string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i] ?? '';
+    if (name.toLowerCase() !== 'strict-transport-security') kept.push(name, headers[i + 1] ?? '');
+  }
+  return kept;
+}
+
 /** Starts `setup` under callgrind and counts each path until `COUNTS` counts agree (`COUNTS` above). */
 async function countSetup(
   setup: SetupName,
@@ -156,7 +169,7 @@ async function countSetup(
   dir: string,
   ca: string,
   key: string,
-  /** The field names of Pricepoint's answer on each path (`fieldNames`). */
+  /** The field names of Pricepoint's answer on each path over `protocol` (`fieldNames`). */
   names: ReadonlyMap<string, string>,
 ): Promise<Map<string, Count>> {
   const under = [
@@ -175,12 +188,8 @@ async function countSetup(
       const headers = { 'x-api-key': key, ...(spec.coding && { 'accept-encoding': spec.coding }) };
       const first = await send(spec.path, headers);
       if (first.status !== 200) throw new Error(`${setup} ${protocol} ${spec.path}: ${first.status}`);
-      // The same answer, or the counts compare unlike work (over plain HTTP without HSTS, as Pricepoint).
-      const expected = (names.get(spec.name) ?? '')
-        .split(', ')
-        .filter((name) => protocol === 'https' || name !== 'strict-transport-security')
-        .join(', ');
-      if (fieldNames(first.headers) !== expected) {
+      // The same answer, or the counts compare unlike work.
+      if (fieldNames(first.headers) !== names.get(spec.name)) {
         throw new Error(`${setup} ${protocol} ${spec.name} sends the fields ${fieldNames(first.headers)}`);
       }
       for (let i = 0; i < WARMUP || Date.now() - started < WARMUP_MS; i++) await send(spec.path, headers);
@@ -195,9 +204,9 @@ async function countSetup(
         control(pid, '--dump');
         runs.push(newestTotal(dir, pid, dumpsBefore) / REQUESTS);
         kept = runs.slice(-COUNTS);
-        if (kept.length === COUNTS && spreadOf(kept) <= STEADY) break;
+        if (settled(kept)) break;
       }
-      counts.set(spec.name, { runs, kept, steady: spreadOf(kept) <= STEADY });
+      counts.set(spec.name, { runs, kept });
       console.error(`${setup} ${protocol} ${spec.name}: ${runs.map((r) => Math.round(r)).join(', ')}`);
     }
   } finally {
@@ -231,7 +240,6 @@ async function main(): Promise<void> {
   const certFile = join(dir, 'data', 'tls', 'localhost-cert.pem');
   const ca = readFileSync(certFile, 'utf8');
   const bodies: Record<string, { contentType: string; base64: string; headers: string[] }> = {};
-  const names = new Map<string, string>();
   const { send, close } = client('https', first.port, ca);
   for (const spec of PATHS) {
     const answer = await send(spec.path, {
@@ -239,14 +247,13 @@ async function main(): Promise<void> {
       ...(spec.coding && { 'accept-encoding': spec.coding }),
     });
     if (answer.status !== 200) throw new Error(`Pricepoint answered ${answer.status} to ${spec.path}`);
-    names.set(spec.name, fieldNames(answer.headers));
     const headers: string[] = [];
     for (let i = 0; i < answer.headers.length; i += 2) {
       const name = answer.headers[i] ?? '';
       if (!NODE_OWN_FIELDS.has(name.toLowerCase())) headers.push(name, answer.headers[i + 1] ?? '');
     }
     const contentType = headers[headers.findIndex((h) => h.toLowerCase() === 'content-type') + 1] ?? '';
-    bodies[spec.coding ? `${spec.path} ${spec.coding}` : spec.path] = {
+    bodies[bodyKey(spec)] = {
       contentType,
       base64: answer.body.toString('base64'),
       headers,
@@ -254,12 +261,25 @@ async function main(): Promise<void> {
   }
   close();
   await stop(first.child);
-  const bodiesFile = join(dir, 'bodies.json');
-  await writeFile(bodiesFile, JSON.stringify(bodies));
+  // Over plain HTTP Pricepoint leaves out Strict-Transport-Security, so raw and Fastify do too.
+  const bodiesOver: Record<Protocol, typeof bodies> = {
+    https: bodies,
+    http: Object.fromEntries(
+      Object.entries(bodies).map(([url, answer]) => [
+        url,
+        { ...answer, headers: withoutHsts(answer.headers) },
+      ]),
+    ),
+  };
 
   const results = new Map<string, Map<string, Count>>();
   for (const protocol of PROTOCOLS) {
     const plain = protocol === 'http' ? '1' : '0';
+    const bodiesFile = join(dir, `bodies-${protocol}.json`);
+    await writeFile(bodiesFile, JSON.stringify(bodiesOver[protocol]));
+    const names = new Map(
+      PATHS.map((spec) => [spec.name, fieldNames(bodiesOver[protocol][bodyKey(spec)]?.headers ?? [])]),
+    );
     const setupEnv = envWith({
       BENCH_CERT: certFile,
       BENCH_KEY: join(dir, 'data', 'tls', 'localhost-key.pem'),
@@ -294,11 +314,7 @@ async function main(): Promise<void> {
   for (const protocol of PROTOCOLS) {
     for (const spec of PATHS) {
       const of = (setup: SetupName): Count =>
-        results.get(`${setup} ${protocol}`)?.get(spec.name) ?? {
-          runs: [Number.NaN],
-          kept: [Number.NaN],
-          steady: false,
-        };
+        results.get(`${setup} ${protocol}`)?.get(spec.name) ?? { runs: [Number.NaN], kept: [Number.NaN] };
       const [raw, fastify, pricepoint] = ALL_SETUPS.map((s) => median(of(s).kept)) as [
         number,
         number,
@@ -308,11 +324,11 @@ async function main(): Promise<void> {
       const goal = GOALS[protocol][spec.name];
       const spreads = ALL_SETUPS.map((s) => {
         const count = of(s);
-        const unsteady = count.steady ? '' : ' unsteady';
+        const unsteady = settled(count.kept) ? '' : ' unsteady';
         return `${(spreadOf(count.kept) * 100).toFixed(1)}% (${count.runs.length})${unsteady}`;
       }).join(', ');
       lines.push(
-        `| ${protocol.toUpperCase()} | ${spec.name} | ${thousands(raw)} | ${thousands(fastify)} | ${thousands(pricepoint)} | ${ratio.toFixed(2)} | ≤ ${goal.toFixed(2)} ${ratio <= goal ? 'met' : 'not met'}${of('raw').steady && of('pricepoint').steady ? '' : ' (unsteady)'} | ${(fastify / raw).toFixed(2)} | ${spreads} |`,
+        `| ${protocol.toUpperCase()} | ${spec.name} | ${thousands(raw)} | ${thousands(fastify)} | ${thousands(pricepoint)} | ${ratio.toFixed(2)} | ≤ ${goal.toFixed(2)} ${ratio <= goal ? 'met' : 'not met'}${settled(of('raw').kept) && settled(of('pricepoint').kept) ? '' : ' (unsteady)'} | ${(fastify / raw).toFixed(2)} | ${spreads} |`,
       );
     }
   }

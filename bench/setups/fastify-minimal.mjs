@@ -15,12 +15,8 @@ import rateLimit from '@fastify/rate-limit';
 import Fastify from 'fastify';
 import { TLS_PROTOCOL } from '../../dist/http/connections.js';
 
-/**
- * The fields `@fastify/rate-limit` writes itself (`addHeaders`), with the names Pricepoint uses, and
- * Strict-Transport-Security over plain HTTP, which Pricepoint sends over HTTPS only.
- */
+/** The fields `@fastify/rate-limit` writes itself (`addHeaders`), with the names Pricepoint uses. */
 const NOT_COPIED = new Set(['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']);
-if (process.env.BENCH_PLAIN === '1') NOT_COPIED.add('strict-transport-security');
 const bodies = new Map(
   Object.entries(JSON.parse(readFileSync(process.env.BENCH_BODIES, 'utf8'))).map(([url, answer]) => {
     const body =

@@ -13,18 +13,11 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { TLS_PROTOCOL } from '../../dist/http/connections.js';
 
-const plain = process.env.BENCH_PLAIN === '1';
 const bodies = new Map(
   Object.entries(JSON.parse(readFileSync(process.env.BENCH_BODIES, 'utf8'))).map(([url, answer]) => {
     const body =
       answer.base64 === undefined ? Buffer.from(answer.body) : Buffer.from(answer.base64, 'base64');
-    const head = [];
-    for (let i = 0; i < answer.headers.length; i += 2) {
-      // Pricepoint sends Strict-Transport-Security over HTTPS only.
-      if (plain && answer.headers[i].toLowerCase() === 'strict-transport-security') continue;
-      head.push(answer.headers[i], answer.headers[i + 1]);
-    }
-    return [url, { body, head: [...head, 'content-length', String(body.length)] }];
+    return [url, { body, head: [...answer.headers, 'content-length', String(body.length)] }];
   }),
 );
 
@@ -39,15 +32,16 @@ function answer(request, response) {
   response.end(found.body);
 }
 
-const server = plain
-  ? createHttpServer(answer)
-  : createHttpsServer(
-      {
-        cert: readFileSync(process.env.BENCH_CERT),
-        key: readFileSync(process.env.BENCH_KEY),
-        ...TLS_PROTOCOL,
-      },
-      answer,
-    );
+const server =
+  process.env.BENCH_PLAIN === '1'
+    ? createHttpServer(answer)
+    : createHttpsServer(
+        {
+          cert: readFileSync(process.env.BENCH_CERT),
+          key: readFileSync(process.env.BENCH_KEY),
+          ...TLS_PROTOCOL,
+        },
+        answer,
+      );
 server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: server.address().port })));
 process.on('SIGTERM', () => server.close(() => process.exit(0)).closeAllConnections());
