@@ -48,21 +48,29 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 1000);
  * makes fifty times more frequent per request: a major GC (concurrent marking and sweeping), and
  * after it TurboFan compiling again the code it threw away (V8 drops optimised code that holds
  * objects the GC found dead, `--trace-deopt` says "weak objects"), or the limits' window rolling
- * over each minute. Such a phase can last several counts (a run of 2026-11-25: 157,000, 675,000,
+ * over each minute (the major GCs seen doing this were the memory reducer's, now off: `UNDER_LOAD`).
+ * Such a phase can last several counts (a run of 2026-11-25: 157,000, 675,000,
  * 159,000, 166,000 and 111,000 for a path that counts 92,000 otherwise), so neither the median nor
  * the least of a fixed number of counts is safe. Counting goes on until the last COUNTS agree
  * within STEADY of their median, at most MAX_COUNTS times; a path that never settles is marked.
  */
 const COUNTS = Number(process.env.BENCH_COUNTS ?? 3);
 /**
- * The young generation held at its largest (what `--max-semi-space-size` lets it grow to) in every
- * server. V8 shrinks it when the allocation rate it measures is low (under about 1,000 bytes a
- * millisecond), and under callgrind every rate looks fifty times lower: after a major GC it
- * shrank, and a scavenge then fell into every count (one path went from 91,000 to 98,600 a request
- * and stayed there). A loaded server allocates far faster and keeps it large; held there, the
- * counts see the size such a server runs with.
+ * What every server is started with so that V8 runs as under load, where callgrind makes every
+ * rate look fifty times lower:
+ * - The young generation held at its largest (what `--max-semi-space-size` lets it grow to). V8
+ *   shrinks it when the allocation rate it measures is low (under about 1,000 bytes a
+ *   millisecond): after a major GC it shrank, and a scavenge then fell into every count (one path
+ *   went from 91,000 to 98,600 a request and stayed there).
+ * - No memory reducer. It starts a major GC when the allocation rate says the process went idle,
+ *   which under callgrind it always seems to: `--trace-gc` showed every major GC in the counts of
+ *   2026-11-25 as "Mark-Compact (reduce)". After it TurboFan compiles again the code it threw away
+ *   (V8 drops optimised code that holds objects the GC found dead, "weak objects"): counts of
+ *   600,000, then 150,000, then a plateau of 101,000 to 105,000 for a path that counts 92,000,
+ *   which three counts in a row could mistake for settled. A loaded server is never idle; major
+ *   GCs still come when the old generation fills, as they would there.
  */
-const YOUNG_GENERATION = ['--min-semi-space-size=64'];
+const UNDER_LOAD = ['--min-semi-space-size=64', '--no-memory-reducer'];
 const STEADY = Number(process.env.BENCH_STEADY ?? 0.03);
 const MAX_COUNTS = Number(process.env.BENCH_MAX_COUNTS ?? 12);
 /** How far apart counts are, as a share of their median. */
@@ -178,7 +186,7 @@ async function countSetup(
     '--instr-atstart=no',
     `--callgrind-out-file=${dir}/cg.%p.out`,
   ];
-  const { child, port } = await startChild(args, env, from, under, YOUNG_GENERATION);
+  const { child, port } = await startChild(args, env, from, under, UNDER_LOAD);
   const started = Date.now();
   const pid = child.pid ?? 0;
   const counts = new Map<string, Count>();
