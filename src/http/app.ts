@@ -106,13 +106,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         perAddress: config.maxConnectionsPerAddress,
         unsentBytesPerAddress: config.maxUnsentBytesPerAddress,
       };
-      const { options, guard } = connectionGuard(limits, config.trustProxy, metrics);
+      const { options, listener: guarded, guard } = connectionGuard(limits, config.trustProxy, metrics);
       const server = deps.https
         ? createHttpsServer(
             { key: deps.https.key, cert: deps.https.cert, ...TLS_PROTOCOL, ...options },
-            serve,
+            guarded(serve),
           )
-        : createHttpServer(options, serve);
+        : createHttpServer(options, guarded(serve));
       guard(server);
       return server;
     },

@@ -10,7 +10,12 @@
  * served. The group's last connection holding bytes is spared while it holds a single answer: one
  * answer of any size still reaches a client that reads it. README "Decisions" says the same.
  */
-import { type Server as HttpServer, type IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type Server as HttpServer,
+  type IncomingMessage,
+  type RequestListener,
+  ServerResponse,
+} from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
@@ -60,12 +65,15 @@ function unsentOf({ socket, answers }: Answering): number {
 /**
  * Counts each group's connections (refusing those past the bound) and watches what their answers
  * leave unsent. The server must be made with `ServerResponse` as its response class, which checks
- * the group of each answer the moment it is ended; `watch` then follows the server's connections.
- * `unsentBytes` is read by the metrics.
- * @example const groups = clientGroups(limits); const server = createServer({ ServerResponse: groups.ServerResponse }); groups.watch(server)
+ * the group of each answer the moment it is ended, and with `listener(...)` as its request
+ * listener, which follows answers queued behind others; `watch` then follows the server's
+ * connections. `unsentBytes` is read by the metrics.
+ * @example const groups = clientGroups(limits); const server = createServer({ ServerResponse: groups.ServerResponse }, groups.listener(serve)); groups.watch(server)
  */
 export function clientGroups(limits: ClientGroupLimits): {
   readonly ServerResponse: typeof ServerResponse;
+  /** `inner`, as the server's request listener that also follows answers queued behind others. */
+  listener(inner: RequestListener): RequestListener;
   watch(server: HttpServer | HttpsServer): void;
   unsentBytes(): UnsentBytes;
 } {
@@ -133,6 +141,21 @@ export function clientGroups(limits: ClientGroupLimits): {
     if (connection !== undefined && !connection.socket.destroyed) enforce(connection.group);
   };
 
+  /**
+   * An answer queued behind another (pipelining: no socket yet) keeps its bytes itself until the
+   * socket is handed to it; it is counted with its connection until it has finished.
+   */
+  const queued = (request: IncomingMessage, response: ServerResponse): void => {
+    const connection = bySocket.get(request.socket);
+    if (connection === undefined) return;
+    connection.answers.add(response);
+    response.once('prefinish', () => {
+      if (unsentOf(connection) > 0) enforce(connection.group);
+    });
+    // An answer that never finishes goes with its connection, and `answers` with it.
+    response.once('finish', () => connection.answers.delete(response));
+  };
+
   // One class per server, so that a process with several servers keeps their groups apart.
   const end = ServerResponse.prototype.end;
   class GuardedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {}
@@ -149,6 +172,16 @@ export function clientGroups(limits: ClientGroupLimits): {
 
   return {
     ServerResponse: limits.unsentBytes > 0 ? GuardedResponse : ServerResponse,
+
+    // The server's one listener rather than a second one beside it: with two, Node's `emit` copies
+    // the listeners and calls each through `Reflect.apply` on every request (bench/README.md).
+    listener(inner) {
+      if (limits.unsentBytes <= 0) return inner;
+      return (request, response) => {
+        if (response.socket === null) queued(request, response);
+        inner(request, response);
+      };
+    },
 
     watch(server) {
       if (limits.perAddress > 0) {
@@ -175,19 +208,6 @@ export function clientGroups(limits: ClientGroupLimits): {
       // The socket that requests are read from and answers written to: the TLS socket under HTTPS.
       if ('setSecureContext' in server) server.on('secureConnection', follow);
       else server.on('connection', follow);
-      server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-        // An answer queued behind another (pipelining: no socket yet) keeps its bytes itself until
-        // the socket is handed to it; it is counted with its connection until it has finished.
-        if (response.socket !== null) return;
-        const connection = bySocket.get(request.socket);
-        if (connection === undefined) return;
-        connection.answers.add(response);
-        response.once('prefinish', () => {
-          if (unsentOf(connection) > 0) enforce(connection.group);
-        });
-        // An answer that never finishes goes with its connection, and `answers` with it.
-        response.once('finish', () => connection.answers.delete(response));
-      });
       const sweep = setInterval(() => {
         for (const group of answering.values()) enforce(group);
       }, SWEEP_MS).unref();

@@ -5,7 +5,7 @@
  * once, so it cannot take the sockets (file descriptors) every other client needs, and only so many
  * bytes of answers it does not read (client-groups.ts), so it cannot take the server's memory.
  */
-import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket, TlsOptions } from 'node:tls';
@@ -80,9 +80,10 @@ function serverTimeouts(limits: ConnectionLimits) {
  * Bounds idle sockets, and what one client group may hold (client-groups.ts): connections past
  * `limits.perAddress` are closed as soon as they open, before any TLS or HTTP work is spent on them,
  * and unsent answers past `limits.unsentBytesPerAddress` close the connections holding the most.
- * `options` are for `http(s).createServer` (the deadlines, and the response class that counts
- * unsent answers); `guard` is then called with the server made with them.
- * @example const guard = connectionGuard(limits, [], metrics); guard.guard(createServer(guard.options, listener))
+ * `options` and `listener(serve)` are for `http(s).createServer` (the deadlines, and the response
+ * class and request listener that count unsent answers); `guard` is then called with the server
+ * made with them.
+ * @example const guard = connectionGuard(limits, [], metrics); guard.guard(createServer(guard.options, guard.listener(serve)))
  */
 export function connectionGuard(limits: ConnectionLimits, trustProxy: readonly string[], metrics: Metrics) {
   const groups =
@@ -100,6 +101,7 @@ export function connectionGuard(limits: ConnectionLimits, trustProxy: readonly s
       ...serverTimeouts(limits),
       ...(groups && { ServerResponse: groups.ServerResponse }),
     },
+    listener: (serve: RequestListener): RequestListener => (groups ? groups.listener(serve) : serve),
     guard(server: HttpServer | HttpsServer): void {
       server.setTimeout(limits.idleMs);
       if ('setSecureContext' in server) answerPlainHttp(server);
