@@ -12,36 +12,48 @@ import { randomFillSync } from 'node:crypto';
 
 /** Ids made from one fill of random bytes (as Node's `randomUUID` batches its entropy). */
 const BATCH = 128;
-const HEX = Buffer.from('0123456789abcdef', 'latin1');
+const DIGITS = '0123456789abcdef';
+/** The first and the second hex digit of each byte, as character codes. */
+const HIGH = new Uint8Array(256);
+const LOW = new Uint8Array(256);
+for (let byte = 0; byte < 256; byte++) {
+  HIGH[byte] = DIGITS.charCodeAt(byte >> 4);
+  LOW[byte] = DIGITS.charCodeAt(byte & 0x0f);
+}
 
 const random = Buffer.alloc(16 * BATCH);
 let used = BATCH;
 /** Where each byte's two hex digits go in `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`. */
-const PLACES = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+const PLACES = new Uint8Array([0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34]);
 const text = Buffer.from('00000000-0000-4000-8000-000000000000', 'latin1');
 /** The id made last, whose bytes `text` still holds. */
 let last = '';
+
+/** A new batch of random bytes, each id's version (4) and variant (binary 10) set in its 16. */
+function refill(): void {
+  randomFillSync(random);
+  for (let at = 0; at < random.length; at += 16) {
+    random[at + 6] = ((random[at + 6] as number) & 0x0f) | 0x40;
+    random[at + 8] = ((random[at + 8] as number) & 0x3f) | 0x80;
+  }
+  used = 0;
+}
 
 /**
  * A new random UUID (RFC 9562, version 4), in lower case.
  * @example requestId() // '0b6f1a8e-3c1d-4f6e-9a0b-5d2c7e8f9a10'
  */
 export function requestId(): string {
-  if (used === BATCH) {
-    randomFillSync(random);
-    used = 0;
-  }
+  if (used === BATCH) refill();
   const at = used * 16;
   used += 1;
+  // Typed arrays throughout: with plain arrays for the places and digits this loop cost three times more.
   for (let i = 0; i < 16; i++) {
     const byte = random[at + i] as number;
     const place = PLACES[i] as number;
-    text[place] = HEX[byte >> 4] as number;
-    text[place + 1] = HEX[byte & 0x0f] as number;
+    text[place] = HIGH[byte] as number;
+    text[place + 1] = LOW[byte] as number;
   }
-  // The version (4) and the variant (binary 10) take the top bits of bytes 6 and 8.
-  text[14] = HEX[4] as number;
-  text[19] = HEX[0x8 | (((random[at + 8] as number) >> 4) & 0x3)] as number;
   last = text.toString('latin1', 0, 36);
   return last;
 }

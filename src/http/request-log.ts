@@ -122,6 +122,16 @@ function lineEncoder(head: string, bindings: string) {
     weigh: (part) => part.bytes.length,
   });
   const callers = boundedCache<string, CallerPart>({ maxEntries: 1024 });
+  /**
+   * The URL of the last request part found or made, and that part: a client's next request is
+   * mostly the same URL, which is then compared rather than hashed (a URL is a new string each time,
+   * and hashing it for the cache cost about 480 instructions).
+   */
+  let lastUrl = '';
+  let lastRequest: RequestPart | undefined;
+  /** Likewise the key of the last caller part found or made, and that part (a key's id is one string). */
+  let lastKeyId: string | null = null;
+  let lastCaller: CallerPart | undefined;
   /** The second of the last time written, and the line's start up to it. */
   let second = -1;
   let startToSecond = start;
@@ -145,7 +155,14 @@ function lineEncoder(head: string, bindings: string) {
 
   /** `","method":"GET","url":"…","status":200,"latencyMs":`, kept by URL for a GET. */
   function putRequest(into: Uint8Array, at: number, method: string, url: string, status: number): number {
-    const kept = method === 'GET' ? requests.get(url) : undefined;
+    let kept: RequestPart | undefined;
+    if (method === 'GET') {
+      if (url !== lastUrl) {
+        lastRequest = requests.get(url);
+        lastUrl = lastRequest === undefined ? '' : url;
+      }
+      kept = lastRequest;
+    }
     if (kept !== undefined && kept.status === status) return put(into, at, kept.bytes);
     let i = putPlain(into, put(into, at, METHOD), method);
     if (i < 0) return -1;
@@ -154,13 +171,21 @@ function lineEncoder(head: string, bindings: string) {
     i = putCount(into, put(into, i, STATUS), status);
     if (i < 0) return -1;
     i = put(into, i, LATENCY);
-    if (method === 'GET') requests.set(url, { status, bytes: copied(into, at, i) });
+    if (method === 'GET') {
+      lastRequest = { status, bytes: copied(into, at, i) };
+      lastUrl = url;
+      requests.set(url, lastRequest);
+    }
     return i;
   }
 
   /** `,"keyId":"…","tier":"…","ip":"…","msg":"request"}\n`, kept by key. */
   function putCaller(into: Uint8Array, at: number, keyId: string | null, tier: string | null, ip: string) {
-    const kept = keyId === null ? undefined : callers.get(keyId);
+    if (keyId !== lastKeyId && keyId !== null) {
+      lastCaller = callers.get(keyId);
+      lastKeyId = lastCaller === undefined ? null : keyId;
+    }
+    const kept = keyId === null ? undefined : lastCaller;
     if (kept !== undefined && kept.tier === tier && kept.ip === ip) return put(into, at, kept.bytes);
     let i = putTextOrNull(into, put(into, at, KEY), keyId);
     if (i < 0) return -1;
@@ -169,7 +194,11 @@ function lineEncoder(head: string, bindings: string) {
     i = putPlain(into, put(into, i, IP), ip);
     if (i < 0) return -1;
     i = put(into, i, END);
-    if (keyId !== null) callers.set(keyId, { tier, ip, bytes: copied(into, at, i) });
+    if (keyId !== null) {
+      lastCaller = { tier, ip, bytes: copied(into, at, i) };
+      lastKeyId = keyId;
+      callers.set(keyId, lastCaller);
+    }
     return i;
   }
 

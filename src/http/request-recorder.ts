@@ -71,6 +71,10 @@ export function createRequestRecorder(metrics: Metrics, log: FastifyBaseLogger) 
       }
     | undefined;
 
+  /** The URL recorded last, masked: a busy client's next URL is mostly the same (compared, not searched). */
+  let lastUrl = '';
+  let lastMasked = '';
+
   return function record(r: AnsweredRequest): void {
     const tier = r.tier ?? 'none';
     const { route, method, status } = r;
@@ -100,10 +104,14 @@ export function createRequestRecorder(metrics: Metrics, log: FastifyBaseLogger) 
     else if (code !== null && (status === 401 || code === 'too_many_auth_failures')) {
       metrics.authFailures.inc({ code });
     }
+    if (r.url !== lastUrl) {
+      lastMasked = maskKeysInUrl(r.url);
+      lastUrl = r.url;
+    }
     writeLine({
       reqId: r.reqId,
       method,
-      url: maskKeysInUrl(r.url),
+      url: lastMasked,
       status,
       latencyMs: Math.round(r.elapsedMs * 100) / 100,
       keyId: r.keyId,
