@@ -7,6 +7,7 @@
  */
 import type { Server as HttpServer, RequestListener } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket, TlsOptions } from 'node:tls';
 import { clientGroups } from './client-groups.js';
@@ -23,8 +24,9 @@ export interface ConnectionLimits {
   /** An idle keep-alive connection is closed after this many milliseconds. */
   readonly keepAliveMs: number;
   /**
-   * A connection on which nothing moves at all is closed after this many milliseconds: also one
-   * whose client stopped taking its answer (a client that takes it, however slowly, keeps it).
+   * A connection on which nothing moves is closed after this many milliseconds (to a second more):
+   * before its first request, and one whose client stopped taking its answer (a client that takes
+   * it, however slowly, keeps it). Between requests `keepAliveMs` applies instead.
    */
   readonly idleMs: number;
   /** Connections one client group may hold open at once; 0: no bound. Trusted proxies are exempt. */
@@ -103,13 +105,46 @@ export function connectionGuard(limits: ConnectionLimits, trustProxy: readonly s
     },
     listener: (serve: RequestListener): RequestListener => (groups ? groups.listener(serve) : serve),
     guard(server: HttpServer | HttpsServer): void {
-      server.setTimeout(limits.idleMs);
+      if (limits.idleMs > 0) idleDeadline(server, limits.idleMs);
       if ('setSecureContext' in server) answerPlainHttp(server);
       if (groups === undefined) return;
       groups.watch(server);
       metrics.observeUnsentBytes(groups.unsentBytes);
     },
   };
+}
+
+/** How often the idle deadline looks for answers left unsent. */
+const IDLE_SWEEP_MS = 1_000;
+
+/**
+ * The idle deadline (`ConnectionLimits.idleMs`), without a timer set on every request.
+ *
+ * Node's `server.setTimeout(idleMs)` sets each socket's timer again at the start of every request
+ * and refreshes it on every read and write: over 1,000 instructions a request (bench/README.md),
+ * for the rare client that stops taking its answer. Here the timer is set when a connection opens
+ * (a client that never sends a request), and by a look at every open connection each second, on
+ * those that hold answer bytes their client has not taken (Node refreshes it while the client
+ * takes them). Between requests Node's keep-alive deadline replaces it; while a request is read,
+ * the headers and request deadlines bound it. A request the server itself takes long to answer is
+ * not cut.
+ */
+function idleDeadline(server: HttpServer | HttpsServer, idleMs: number): void {
+  const open = new Set<Socket>();
+  const idle = (socket: Socket): void => {
+    if (socket.timeout !== idleMs && !socket.destroyed) socket.setTimeout(idleMs);
+  };
+  // The socket requests are read from and answers written to: the TLS socket under HTTPS.
+  server.on('setSecureContext' in server ? 'secureConnection' : 'connection', (socket: Socket) => {
+    if (socket.destroyed) return;
+    idle(socket);
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  const sweep = setInterval(() => {
+    for (const socket of open) if (socket.writableLength > 0) idle(socket);
+  }, IDLE_SWEEP_MS).unref();
+  server.once('close', () => clearInterval(sweep));
 }
 
 /**

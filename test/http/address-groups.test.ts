@@ -166,6 +166,39 @@ describe('slow readers cannot make the server hold their answers', () => {
     });
   }
 
+  test('a client that stops reading on a later request of its connection is closed by the idle deadline', async () => {
+    const { cert } = await testTls();
+    const socket = tlsConnect({ host: '127.0.0.1', port: server.port, servername: 'localhost', ca: cert });
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('secureConnect', resolve));
+    // A first answer, read whole: the connection is past its first request and between requests.
+    let read = '';
+    socket.setEncoding('latin1');
+    const first = new Promise<void>((resolve) =>
+      socket.on('data', (chunk: string) => {
+        read += chunk;
+        const length = /content-length: (\d+)/i.exec(read);
+        const head = read.indexOf('\r\n\r\n');
+        if (length && head >= 0 && read.length >= head + 4 + Number(length[1])) resolve();
+      }),
+    );
+    socket.write(
+      `GET /api/v1/prices/today?symbols=NO1 HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${key}\r\n\r\n`,
+    );
+    await first;
+    assert.match(read, /^HTTP\/1\.1 200 /);
+    // Then large answers that it never takes: more than the kernel buffers hold, under the bound.
+    socket.removeAllListeners('data');
+    socket.pause();
+    socket.write(`GET ${LARGE} HTTP/1.1\r\nHost: localhost\r\nX-Api-Key: ${key}\r\n\r\n`.repeat(PIPELINED));
+    const held = () => [...accepted].filter((s) => s.remotePort === socket.localPort);
+    const started = Date.now();
+    while (held().length > 0 && Date.now() - started < IDLE_MS + 30_000) await sleep(100);
+    assert.equal(held().length, 0, 'the server closed the connection');
+    assert.ok(Date.now() - started >= IDLE_MS - 500, 'by the idle deadline, not at once');
+    socket.destroy();
+  });
+
   test('their unsent answers stay under the bound, their connections close, and a reader beside them is served', async () => {
     const closedBefore = await metric(h, 'pricepoint_connections_closed_unsent_total');
     // What the server holds for 127.0.0.1, read from its own sockets every few milliseconds.
