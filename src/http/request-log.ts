@@ -9,7 +9,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { type Logger, stdTimeFunctions, symbols } from 'pino';
-import { boundedCache } from '../cache/bounded-cache.js';
+import { type BoundedCache, boundedCache } from '../cache/bounded-cache.js';
 import { lastIdBytes } from './request-id.js';
 
 /** What the line says; the fields and their order are those of the full path's line (app.ts). */
@@ -99,6 +99,31 @@ interface CallerPart {
 }
 
 /**
+ * `cache` with the entry found or set last kept in front of it: a client's next line mostly repeats
+ * the URL and the key of its last, and a key compared costs far less than a key hashed (a URL is a
+ * new string on every request; hashing it to look it up cost about 480 instructions). The entry in
+ * front is the one `cache` held or was given for that key, so it is right even once `cache` lets it go.
+ */
+function lastInFront<V extends {}>(cache: BoundedCache<string, V>) {
+  let lastKey: string | undefined;
+  let lastValue: V | undefined;
+  return {
+    get(key: string): V | undefined {
+      if (key !== lastKey) {
+        lastValue = cache.get(key);
+        lastKey = lastValue === undefined ? undefined : key;
+      }
+      return lastValue;
+    },
+    set(key: string, value: V): void {
+      lastKey = key;
+      lastValue = value;
+      cache.set(key, value);
+    },
+  };
+}
+
+/**
  * Writes a request line straight into the log's buffer, byte for byte as `asText` writes it, where
  * every text is printable ASCII other than `"` and `\\` and every number is one the text writers
  * below take their own way (a request's line nearly always): no string is built, joined or encoded
@@ -116,22 +141,14 @@ function lineEncoder(head: string, bindings: string) {
   const start = ascii(head);
   const middle = ascii(`${bindings},"reqId":"`);
   // Bounded, as everything requests choose (a URL is the client's): the rest is written afresh.
-  const requests = boundedCache<string, RequestPart>({
-    maxEntries: 1024,
-    maxWeight: 256 * 1024,
-    weigh: (part) => part.bytes.length,
-  });
-  const callers = boundedCache<string, CallerPart>({ maxEntries: 1024 });
-  /**
-   * The URL of the last request part found or made, and that part: a client's next request is
-   * mostly the same URL, which is then compared rather than hashed (a URL is a new string each time,
-   * and hashing it for the cache cost about 480 instructions).
-   */
-  let lastUrl = '';
-  let lastRequest: RequestPart | undefined;
-  /** Likewise the key of the last caller part found or made, and that part (a key's id is one string). */
-  let lastKeyId: string | null = null;
-  let lastCaller: CallerPart | undefined;
+  const requests = lastInFront(
+    boundedCache<string, RequestPart>({
+      maxEntries: 1024,
+      maxWeight: 256 * 1024,
+      weigh: (part) => part.bytes.length,
+    }),
+  );
+  const callers = lastInFront(boundedCache<string, CallerPart>({ maxEntries: 1024 }));
   /** The second of the last time written, and the line's start up to it. */
   let second = -1;
   let startToSecond = start;
@@ -155,14 +172,7 @@ function lineEncoder(head: string, bindings: string) {
 
   /** `","method":"GET","url":"…","status":200,"latencyMs":`, kept by URL for a GET. */
   function putRequest(into: Uint8Array, at: number, method: string, url: string, status: number): number {
-    let kept: RequestPart | undefined;
-    if (method === 'GET') {
-      if (url !== lastUrl) {
-        lastRequest = requests.get(url);
-        lastUrl = lastRequest === undefined ? '' : url;
-      }
-      kept = lastRequest;
-    }
+    const kept = method === 'GET' ? requests.get(url) : undefined;
     if (kept !== undefined && kept.status === status) return put(into, at, kept.bytes);
     let i = putPlain(into, put(into, at, METHOD), method);
     if (i < 0) return -1;
@@ -171,21 +181,13 @@ function lineEncoder(head: string, bindings: string) {
     i = putCount(into, put(into, i, STATUS), status);
     if (i < 0) return -1;
     i = put(into, i, LATENCY);
-    if (method === 'GET') {
-      lastRequest = { status, bytes: copied(into, at, i) };
-      lastUrl = url;
-      requests.set(url, lastRequest);
-    }
+    if (method === 'GET') requests.set(url, { status, bytes: copied(into, at, i) });
     return i;
   }
 
   /** `,"keyId":"…","tier":"…","ip":"…","msg":"request"}\n`, kept by key. */
   function putCaller(into: Uint8Array, at: number, keyId: string | null, tier: string | null, ip: string) {
-    if (keyId !== lastKeyId && keyId !== null) {
-      lastCaller = callers.get(keyId);
-      lastKeyId = lastCaller === undefined ? null : keyId;
-    }
-    const kept = keyId === null ? undefined : lastCaller;
+    const kept = keyId === null ? undefined : callers.get(keyId);
     if (kept !== undefined && kept.tier === tier && kept.ip === ip) return put(into, at, kept.bytes);
     let i = putTextOrNull(into, put(into, at, KEY), keyId);
     if (i < 0) return -1;
@@ -194,11 +196,7 @@ function lineEncoder(head: string, bindings: string) {
     i = putPlain(into, put(into, i, IP), ip);
     if (i < 0) return -1;
     i = put(into, i, END);
-    if (keyId !== null) {
-      lastCaller = { tier, ip, bytes: copied(into, at, i) };
-      lastKeyId = keyId;
-      callers.set(keyId, lastCaller);
-    }
+    if (keyId !== null) callers.set(keyId, { tier, ip, bytes: copied(into, at, i) });
     return i;
   }
 
