@@ -83,20 +83,26 @@ export function registerWebhookCommands(program: Command, { print, config }: Web
   webhooks
     .command('remove <id>')
     .description('remove an endpoint and its delivery log')
-    .action(async (id: string) => {
+    .addOption(json())
+    .action(async (id: string, opts: { json?: boolean }) => {
       if (!(await withWebhooks(config(), (w) => w.remove(id)))) throw notFound(id);
-      print(`removed ${printable(id)}`);
+      print(opts.json ? printableJson({ id, removed: true }) : `removed ${printable(id)}`);
     });
   webhooks
     .command('test <id>')
     .description('send a signed webhook.test event now and print how the endpoint answered')
-    .action(async (id: string) => {
+    .addOption(json())
+    .action(async (id: string, opts: { json?: boolean }) => {
       const outcome = await withWebhooks(config(), (w) => w.test(id));
       if (outcome === undefined) throw notFound(id);
+      if (!outcome.ok) process.exitCode = 1;
+      if (opts.json) {
+        print(printableJson({ id, ...outcome }));
+        return;
+      }
       const answer = outcome.status === null ? 'no answer' : `HTTP ${outcome.status}`;
       print(
         `${outcome.ok ? 'delivered' : 'failed'}: ${answer} in ${outcome.latencyMs} ms${outcome.error ? ` (${printable(outcome.error)})` : ''}`,
       );
-      if (!outcome.ok) process.exitCode = 1;
     });
 }

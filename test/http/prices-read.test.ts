@@ -90,6 +90,21 @@ describe('GET /api/v1/prices/{date}', () => {
     }
   });
 
+  test('a day that does not exist in its month is named as such, with the days the month has', async () => {
+    const november = problem(await get(h, '/api/v1/prices/2026-11-31'), 400, 'invalid_parameter');
+    assert.equal(
+      november.detail,
+      'The path segment "date" names a day that does not exist: November 2026 has 30 days.',
+    );
+    const range = problem(
+      await get(h, '/api/v1/prices?from=2026-02-29&to=2026-03-01'),
+      400,
+      'invalid_parameter',
+    );
+    assert.equal(range.parameter, 'from');
+    assert.match(String(range.detail), /does not exist: February 2026 has 28 days/);
+  });
+
   test('a day before the tier history is 403 outside_tier_history; the last day inside it is served', async () => {
     // The demo tier reads 31 days back.
     assert.equal((await days(h, '/api/v1/prices/2026-10-22?symbols=NO1'))[0]?.prices.length, 96);

@@ -108,14 +108,21 @@ test('a day imported through the server reaches a webhook registered with the CL
     const tested = await runCli(['webhooks', 'test', id], settings);
     assert.equal(tested.code, 0, tested.stderr);
     assert.match(tested.stdout, /^delivered: HTTP 200/);
+    const testedJson = await runCli(['webhooks', 'test', id, '--json'], settings);
+    assert.equal(testedJson.code, 0, testedJson.stderr);
+    assert.deepEqual(
+      (({ id, ok, status, error }) => ({ id, ok, status, error }))(JSON.parse(testedJson.stdout)),
+      { id, ok: true, status: 200, error: null },
+    );
     const ping = receiver.received.at(-1);
     assert.equal(
       (new Webhook(secret).verify(ping?.body ?? '', flat(ping?.headers ?? {})) as { type: string }).type,
       'webhook.test',
     );
 
-    const removed = await runCli(['webhooks', 'remove', id], settings);
+    const removed = await runCli(['webhooks', 'remove', id, '--json'], settings);
     assert.equal(removed.code, 0, removed.stderr);
+    assert.deepEqual(JSON.parse(removed.stdout), { id, removed: true });
     assert.equal(
       (await runCli(['webhooks', 'remove', id], settings)).code === 0,
       false,

@@ -15,6 +15,7 @@ import {
   isOnGrid,
   isResolution,
   localDate,
+  missingDate,
   RESOLUTIONS,
   type Resolution,
 } from './days.js';
@@ -49,6 +50,14 @@ describe('calendar dates', () => {
     ];
     for (const date of [...impossible, ...misspelt, '2026-01-01\n', '２０２６-01-01']) {
       assert.equal(isCalendarDate(date), false, JSON.stringify(date));
+    }
+  });
+
+  test("missingDate names a day past its month's end, and nothing else", () => {
+    assert.equal(missingDate('2026-11-31'), 'a day that does not exist: November 2026 has 30 days');
+    assert.equal(missingDate('2100-02-29'), 'a day that does not exist: February 2100 has 28 days');
+    for (const other of ['2024-02-29', '2026-13-01', '2026-01-00', '2026-1-31', 'today']) {
+      assert.equal(missingDate(other), undefined, other);
     }
   });
 

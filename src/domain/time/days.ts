@@ -37,6 +37,35 @@ export function isCalendarDate(value: string): boolean {
   return new Date(ms).toISOString().slice(0, 10) === value;
 }
 
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
+
+/**
+ * For a value written `YYYY-MM-DD` whose day does not exist in its month, why: a client who asks for
+ * 31 November learns that, rather than only the pattern it already followed.
+ * @example missingDate('2026-11-31') // 'a day that does not exist: November 2026 has 30 days'
+ */
+export function missingDate(value: string): string | undefined {
+  const match = DATE_PATTERN.exec(value);
+  if (match === null) return undefined;
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  if (month < 1 || month > 12 || day < 1 || isCalendarDate(value)) return undefined;
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return `a day that does not exist: ${MONTHS[month - 1]} ${year} has ${days} days`;
+}
+
 /** Midnight UTC of a calendar date, in epoch milliseconds. */
 function utcMidnight(date: CalendarDate): number {
   const match = DATE_PATTERN.exec(date);

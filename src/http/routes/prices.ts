@@ -7,7 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
 import type { Tier } from '../../domain/limits/tiers.js';
-import { isCalendarDate } from '../../domain/time/days.js';
+import { isCalendarDate, missingDate } from '../../domain/time/days.js';
 import type { DayAnswer, DayName, DayPlan, DayQuery, PriceService } from '../../services/price-service.js';
 import { LEVELS } from '../../services/ranking.js';
 import { INTERVALS_PER_TURN, nextTurn } from '../../services/served-days.js';
@@ -193,6 +193,12 @@ export function parseDayName(value: string, parameter: string, where = 'paramete
   const offset = RELATIVE_DAYS.get(value.toLowerCase());
   if (offset !== undefined) return { offset };
   if (isCalendarDate(value) && value >= '1900-01-01' && value <= '2199-12-31') return { date: value };
+  const missing = missingDate(value);
+  if (missing !== undefined) {
+    throw new ApiError('invalid_parameter', `The ${where} "${parameter}" names ${missing}.`, {
+      extra: { parameter },
+    });
+  }
   throw new ApiError(
     'invalid_parameter',
     `The ${where} "${parameter}" must be a date YYYY-MM-DD between 1900 and 2199, or today, tomorrow or yesterday.`,
