@@ -45,6 +45,13 @@ describe('the first hour', () => {
     });
   }
 
+  test("a browser's /favicon.ico gets the docs page's mark, not a 404", async () => {
+    const response = await h.app.inject({ url: '/favicon.ico' });
+    assert.equal(response.statusCode, 200);
+    assert.match(String(response.headers['content-type']), /^image\/svg\+xml/);
+    assert.match(response.body, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  });
+
   test('a 415 names the media types the endpoint takes', async () => {
     const admin = (await h.createKey({ scopes: ['admin'] })).key;
     const writer = (await h.createKey({ scopes: ['write'] })).key;

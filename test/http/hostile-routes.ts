@@ -33,6 +33,7 @@ export const open = (url: string, method: RouteSpec['method'] = 'GET'): RouteSpe
 
 export const ROUTES: readonly RouteSpec[] = [
   ...['/', '/api', '/api/', '/api/v1', '/api/v1/'].map((url) => open(url)),
+  open('/favicon.ico'),
   open('/healthz'),
   open('/readyz'),
   open('/metrics'),

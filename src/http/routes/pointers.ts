@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { DOCS_PREFIX, OPENAPI_PATH } from '../docs.js';
+import { DOCS_FAVICON_SVG } from '../docs-theme.js';
 
 /** The paths that point the way, with and without their trailing slash. */
 export const POINTER_PATHS = ['/', '/api', '/api/', '/api/v1', '/api/v1/'] as const;
@@ -26,4 +27,9 @@ export function pointerRoutes(app: FastifyInstance): void {
         .send(body),
     );
   }
+  // Browsers ask for /favicon.ico by themselves on any page of this origin: the docs page's mark,
+  // rather than a 404 in every server log.
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=86400').type('image/svg+xml').send(DOCS_FAVICON_SVG),
+  );
 }
