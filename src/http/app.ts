@@ -9,6 +9,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from '../config/config.js';
+import { DEMO_API_KEY } from '../dev-data/dev-data.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import type { EventStreamOptions } from '../events/stream-limits.js';
 import type { Services } from '../server/compose.js';
@@ -146,7 +147,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(TariffSchema);
   app.addSchema(KeyViewSchema);
   app.addSchema(WebhookViewSchema);
-  await registerDocs(app);
+  await registerDocs(app, config.devData ? { demoKey: DEMO_API_KEY } : {});
   // CORS (docs/api.md): keys travel in headers, never in cookies, so any origin may read; the
   // preflight allows the key headers, and clients may read the rate-limit and cache headers.
   await app.register(cors, {

@@ -144,7 +144,21 @@ const DOCUMENT_HEADERS: HeaderDocs = {
   },
 };
 
-export async function registerDocs(app: FastifyInstance): Promise<void> {
+/** What the page says of the demo key, where the development data set (and so the key) is loaded. */
+export function demoKeyNote(demoKey: string): string {
+  return `
+**The demo key.** This server has the development data set loaded, so you can try every read here
+at once with the demo key \`${demoKey}\` (tier \`demo\`: \`GET /api/v1/usage\` shows its limits).
+Press **Authorize**, paste it into \`apiKey\`, press *Authorize*, then *Close*.
+`;
+}
+
+export interface DocsOptions {
+  /** The demo key, shown on the page, when the development data set is loaded. */
+  readonly demoKey?: string;
+}
+
+export async function registerDocs(app: FastifyInstance, options: DocsOptions = {}): Promise<void> {
   await app.register(swagger, {
     transformObject: (document) =>
       shareComponents(
@@ -161,7 +175,11 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
       info: {
         title: 'Pricepoint API',
         version,
-        description: DESCRIPTION,
+        // Right after "Trying it here", where a reader looks for a key.
+        description:
+          options.demoKey === undefined
+            ? DESCRIPTION
+            : DESCRIPTION.replace('\n**Limits.**', `${demoKeyNote(options.demoKey)}\n**Limits.**`),
         license: { name: 'MIT', identifier: 'MIT' },
         // A self-hosted API: whoever runs this server answers for it, not the project.
         contact: { name: 'The operator of this Pricepoint server' },

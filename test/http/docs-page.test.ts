@@ -139,10 +139,15 @@ test('/docs shows the price endpoints, tries GET /api/v1/prices/today with the d
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: `${ARTIFACTS}docs-top.png` });
 
+    // The development data set is loaded, so the page shows its demo key: a reader copies it from there.
+    const description = await page.locator('.info .description').innerText();
+    const shown = /demo key (pp_demo_[A-Za-z0-9]+)/.exec(description)?.[1];
+    assert.equal(shown, h.demoKey, `the page shows the demo key: ${description.slice(-400)}`);
+
     // Authorize with the demo key in the x-api-key scheme.
     await page.locator('.auth-wrapper button.authorize').click();
     const apiKeyScheme = page.locator('.auth-container').filter({ hasText: 'x-api-key' });
-    await apiKeyScheme.locator('input').fill(h.demoKey);
+    await apiKeyScheme.locator('input').fill(shown);
     await apiKeyScheme.locator('button.authorize').click();
     await apiKeyScheme.locator('button', { hasText: 'Logout' }).waitFor();
     await page.locator('.modal-ux button.close-modal').click();

@@ -81,3 +81,25 @@ describe('an open operation answers a request that is not HTTP as documented', (
     assert.equal(validate(schema, JSON.parse(body)), undefined);
   });
 });
+
+describe('the demo key on the reference page', () => {
+  const description = async (devData: boolean) => {
+    const server = devData ? h : await createHarness({ devData: false });
+    try {
+      return (JSON.parse((await server.app.inject({ url: URL })).body) as { info: { description: string } })
+        .info.description;
+    } finally {
+      if (server !== h) await server.close();
+    }
+  };
+
+  test('with the development data set loaded, the document says the demo key and how to paste it', async () => {
+    const text = await description(true);
+    assert.ok(text.includes(`the demo key \`${h.demoKey}\``), text);
+    assert.match(text, /Press \*\*Authorize\*\*, paste it into `apiKey`/);
+  });
+
+  test('without it, no demo key is named, since none exists', async () => {
+    assert.doesNotMatch(await description(false), /pp_demo_|demo key/);
+  });
+});
