@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, misspeltSetting } from './config.js';
 
 describe('loadConfig reads every PRICEPOINT_* setting', () => {
   test('host, port, data folder, log level, proxies, dev data, key secret and the numeric limits', () => {
@@ -78,4 +78,33 @@ test('a misspelt PRICEPOINT_ variable stops the start and names itself', () => {
     (error: unknown) =>
       error instanceof ConfigError && /^PRICEPOINT_PROT: not a Pricepoint setting/.test(error.message),
   );
+});
+
+test('names a few letters off a setting, or cut or extended at an underscore, are refused as misspelt', () => {
+  for (const [name, meant] of [
+    ['PRICEPOINT_PROT', 'PRICEPOINT_PORT'],
+    ['PRICEPOINT_TLS_KY', 'PRICEPOINT_TLS_KEY'],
+    ['PRICEPOINT_DATABASE', 'PRICEPOINT_DATABASE_URL'],
+    ['PRICEPOINT_REDIS_URL_2', 'PRICEPOINT_REDIS_URL'],
+    ['PRICEPOINT_KEY', 'PRICEPOINT_KEY_SECRET'],
+  ]) {
+    assert.equal(misspeltSetting(name as string), meant, name);
+    assert.throws(
+      () => loadConfig({ [name as string]: 'x' }),
+      (error: unknown) => error instanceof ConfigError && error.message.includes(`did you mean ${meant}?`),
+      name,
+    );
+  }
+});
+
+test("clients' own PRICEPOINT_ variables are left alone", () => {
+  for (const name of [
+    'PRICEPOINT_URL',
+    'PRICEPOINT_API_KEY',
+    'PRICEPOINT_WEBHOOK_SECRET',
+    'PRICEPOINT_ADMIN_KEY',
+  ]) {
+    assert.equal(misspeltSetting(name), undefined, name);
+    assert.equal(loadConfig({ [name]: 'x' }).port, 8443, name);
+  }
 });

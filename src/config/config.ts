@@ -5,6 +5,7 @@
  * A bad setting stops the start with a message that names it. Tiers are merged over the defaults by name.
  */
 import { isAbsolute, resolve } from 'node:path';
+import leven from 'leven';
 import { DEFAULT_TIERS, mergeTiers, type Tier, type TierOverride } from '../domain/limits/tiers.js';
 import type { Tariff } from '../domain/money/tariff.js';
 import { type TzSourceOptions, tzFolderProblem } from '../domain/time/tz-source.js';
@@ -146,17 +147,30 @@ function tzDataSetting(tzDir: string | undefined, env: Env, cwd: string): TzSour
 }
 
 /**
+ * The setting a `PRICEPOINT_` variable that is none looks like a misspelling of: at most two edits
+ * away, or the setting cut or extended at an underscore (`PRICEPOINT_DATABASE`). Any other name is
+ * left alone, for the clients' own variables (`PRICEPOINT_URL`, `PRICEPOINT_API_KEY`): docs/settings.md.
+ * @example misspeltSetting('PRICEPOINT_PROT') // 'PRICEPOINT_PORT'
+ */
+export function misspeltSetting(name: string): string | undefined {
+  if (!name.startsWith('PRICEPOINT_') || ENV_SETTINGS.includes(name)) return undefined;
+  const near = (setting: string) =>
+    leven(name, setting) <= 2 || setting.startsWith(`${name}_`) || name.startsWith(`${setting}_`);
+  return ENV_SETTINGS.find(near);
+}
+
+/**
  * Reads and validates every setting. `overrides` come from the CLI (`--dev-data`) and tests.
  * @example const config = loadConfig(process.env, { devData: true })
  */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
-  const unknown = Object.keys(env).find(
-    (name) => name.startsWith('PRICEPOINT_') && !ENV_SETTINGS.includes(name),
-  );
-  if (unknown !== undefined) {
-    throw new ConfigError(
-      `${unknown}: not a Pricepoint setting; the settings are ${ENV_SETTINGS.join(', ')}`,
-    );
+  for (const name of Object.keys(env)) {
+    const meant = misspeltSetting(name);
+    if (meant !== undefined) {
+      throw new ConfigError(
+        `${name}: not a Pricepoint setting; did you mean ${meant}? The settings are ${ENV_SETTINGS.join(', ')}`,
+      );
+    }
   }
   const cwd = process.cwd();
   const { settings, tiers: tierOverrides, sources, fx, tariffs } = readSettings(env, cwd);
