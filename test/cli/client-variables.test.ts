@@ -27,7 +27,7 @@ const MISSPELT = ['PRICEPOINT_PROT', 'PRICEPOINT_DATABASE'];
 /** The names the docs use that are not settings: clients' and the test suite's own variables. */
 const others = [...named].filter((name) => !ENV_SETTINGS.includes(name) && !MISSPELT.includes(name)).sort();
 /** A value of the shape each is documented with: none of them is read by the server. */
-const valueOf = (name: string) =>
+const documentedValue = (name: string) =>
   name.endsWith('_URL')
     ? 'https://localhost:8443'
     : name.endsWith('SECRET')
@@ -49,12 +49,12 @@ test("README's examples of misspelt settings are refused", () => {
 
 test('each variable the docs name that is not a setting is accepted beside the settings', () => {
   for (const name of others) {
-    assert.doesNotThrow(() => loadConfig({ [name]: valueOf(name) }), name);
+    assert.doesNotThrow(() => loadConfig({ [name]: documentedValue(name) }), name);
   }
 });
 
 test('the server and the CLI run with every one of them exported', async () => {
-  const exported = Object.fromEntries(others.map((name) => [name, valueOf(name)]));
+  const exported = Object.fromEntries(others.map((name) => [name, documentedValue(name)]));
   const dataDir = await tempDir();
   const listed = await runCli(['tiers', 'list', '--json'], { ...exported, PRICEPOINT_DATA_DIR: dataDir });
   assert.equal(listed.code, 0, listed.stderr);
