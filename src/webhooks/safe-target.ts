@@ -6,7 +6,8 @@
  * rebinding) cannot move it.
  */
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export interface TargetPolicy {
   /** Loopback, private, link-local and metadata addresses allowed (tests, a trusted network). */
@@ -19,42 +20,27 @@ export interface TargetPolicy {
 
 const systemResolve = (host: string) => lookup(host, { all: true, verbatim: true });
 
-const special = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, with the cloud metadata address 169.254.169.254
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  special.addSubnet(net, bits, 'ipv4');
-}
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96], // NAT64 of any IPv4 address, private ones included
-  ['fc00::', 7], // unique local, with the metadata address fd00:ec2::254
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  special.addSubnet(net, bits, 'ipv6');
-}
+/** NAT64's well-known prefix (RFC 6052): on an IPv6-only network DNS64 answers with it for IPv4 hosts. */
+const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
+/** Global unicast (RFC 4291): every IPv6 address outside it is local, special or unassigned. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
 
-/** True for an address webhooks may not reach without `allowPrivate`. */
+/**
+ * True for an address webhooks may not reach without `allowPrivate`: any address that ipaddr.js's
+ * range table (kept with the IANA special-purpose registries) does not class as plain `unicast`, and
+ * any IPv6 address outside global unicast. An IPv4 address inside IPv6 is judged as that IPv4 address
+ * where the form reaches it (IPv4-mapped, NAT64's well-known prefix); every other form that embeds
+ * one (IPv4-compatible, SIIT, local-use NAT64, 6to4, Teredo) is refused outright.
+ * @example isSpecialAddress('::ffff:127.0.0.1') // true
+ */
 export function isSpecialAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return special.check(address, 'ipv4');
-  if (family !== 6) return true;
-  // IPv4-mapped (::ffff:a.b.c.d) reaches the IPv4 address: judge that.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1] !== undefined) return special.check(mapped[1], 'ipv4');
-  return special.check(address, 'ipv6');
+  if (isIP(address) === 0 || !ipaddr.isValid(address)) return true;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
+  const v6 = parsed as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return isSpecialAddress(v6.toIPv4Address().toString());
+  if (v6.match(NAT64)) return isSpecialAddress(ipaddr.fromByteArray(v6.toByteArray().slice(12)).toString());
+  return v6.range() !== 'unicast' || !v6.match(GLOBAL_UNICAST);
 }
 
 /** Why `url` cannot be a webhook endpoint, or undefined when it can (checked again at delivery). */

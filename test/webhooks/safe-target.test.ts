@@ -48,6 +48,68 @@ describe('webhook targets', () => {
     }
   });
 
+  test('every IPv6 form that embeds or stands for a private IPv4 address, and every special IPv6 range, is refused', () => {
+    const forms = [
+      '::127.0.0.1', // IPv4-compatible
+      '::ffff:0:127.0.0.1', // SIIT
+      '64:ff9b:1::7f00:1', // local-use NAT64
+      '64:ff9b::a00:1', // NAT64 of 10.0.0.1
+      '64:ff9b::a9fe:a9fe', // NAT64 of the metadata address
+      '2002:7f00:1::', // 6to4 of 127.0.0.1
+      '2002:808:808::1', // 6to4 of a public address: a deprecated relay, refused as well
+      '2001::1', // Teredo
+      '100::1', // discard-only
+      '2001:db8::1', // documentation
+      'fec0::1', // site-local
+      '5f00::1', // segment routing
+      '::', // unspecified
+    ];
+    for (const address of forms) {
+      assert.equal(isSpecialAddress(address), true, address);
+      assert.match(urlProblem(`https://[${address}]/hook`, STRICT) ?? '', /loopback, private/, address);
+      assert.equal(urlProblem(`https://[${address}]/hook`, { ...STRICT, allowPrivate: true }), undefined);
+    }
+    // Forms that reach a public IPv4 address are judged by it.
+    for (const address of ['64:ff9b::808:808', '::ffff:8.8.8.8', '2a00:1450:4001::200e']) {
+      assert.equal(isSpecialAddress(address), false, address);
+    }
+    // IPv4 ranges beyond the private ones: documentation, benchmarking, the 6to4 relay, broadcast.
+    for (const address of [
+      '192.0.2.1',
+      '198.51.100.1',
+      '203.0.113.7',
+      '198.18.0.1',
+      '192.88.99.1',
+      '255.255.255.255',
+    ]) {
+      assert.equal(isSpecialAddress(address), true, address);
+    }
+  });
+
+  test('a name that resolves to such an IPv6 form is refused at delivery time, and nothing connects', async () => {
+    const receiver = await startReceiver();
+    try {
+      for (const address of [
+        '::127.0.0.1',
+        '::ffff:0:127.0.0.1',
+        '64:ff9b:1::7f00:1',
+        '2002:7f00:1::',
+        '100::1',
+      ]) {
+        const outcome = await send(`http://rebind.invalid:${receiver.port}/hook`, {}, '{}', {
+          ...LOOSE,
+          allowPrivate: false,
+          resolve: async () => [{ address, family: 6 }],
+        });
+        assert.equal(outcome.ok, false, address);
+        assert.match(outcome.error ?? '', /resolves to .*loopback, private/, address);
+      }
+      assert.equal(receiver.received.length, 0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   test('at delivery time a name is judged by the addresses it resolves to, and nothing is sent', async () => {
     const receiver = await startReceiver();
     try {
@@ -91,7 +153,7 @@ describe('webhook targets', () => {
 
   test('a name with one refused address among public ones is refused', async () => {
     const resolve = async () => [
-      { address: '203.0.113.7', family: 4 },
+      { address: '93.184.215.14', family: 4 },
       { address: '10.0.0.8', family: 4 },
     ];
     const outcome = await send('https://mixed.invalid/hook', {}, '{}', {
