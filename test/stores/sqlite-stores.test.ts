@@ -155,3 +155,42 @@ describe('SQLite: day provenance from a file database', () => {
     }
   });
 });
+
+describe('SQLite: a full disk, as /readyz reports it', () => {
+  test('stays reported after a failed upload while only bookkeeping writes succeed, until a price write does', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pricepoint-full-'));
+    const raw = new SQLite(join(dir, 'full.db'));
+    const apart = new SQLite(join(dir, 'full.db'));
+    try {
+      raw.pragma('journal_mode = WAL');
+      raw.exec(
+        'create table prices (v text); create table api_keys (id text primary key, last_used_at integer)',
+      );
+      raw.prepare('insert into api_keys values (?, null)').run('key_a');
+      // A database that may not grow past its pages: SQLite answers SQLITE_FULL, as on a full disk.
+      const pages = raw.pragma('page_count', { simple: true }) as number;
+      apart.pragma(`max_page_count = ${pages + 2}`);
+      const writer = sqliteWriter(raw, 50);
+      const upload = (rows: number) =>
+        writer.runApart(apart, async () => {
+          const insert = apart.prepare('insert into prices values (?)');
+          for (let i = 0; i < rows; i++) insert.run('x'.repeat(500));
+        });
+      await assert.rejects(upload(2_000), { code: 'SQLITE_FULL' });
+      assert.equal(writer.diskFull(), true, 'the failed upload is reported');
+      // What a running server writes on its own meanwhile: last-used times (no new page needed).
+      assert.ok(
+        writer.tryRun(() => raw.prepare('update api_keys set last_used_at = 1 where id = ?').run('key_a')),
+      );
+      await writer.run(() => raw.prepare('update api_keys set last_used_at = 2 where id = ?').run('key_a'));
+      assert.equal(writer.diskFull(), true, 'a small write that fits says nothing of room for prices');
+      apart.pragma('max_page_count = 1000000');
+      await upload(2_000);
+      assert.equal(writer.diskFull(), false, 'a price write that succeeds clears it');
+    } finally {
+      raw.close();
+      apart.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -10,7 +10,7 @@ const Check = Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]);
 
 /**
  * Stores that can tell a full disk (SQLite, as opened by src/server/serve.ts) carry this: true from
- * a write that failed for lack of space until the next write that succeeds.
+ * a write that failed for lack of space until a price upload succeeds.
  */
 export interface DiskReport {
   diskFull(): boolean;

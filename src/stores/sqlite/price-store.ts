@@ -71,7 +71,7 @@ export class SqlitePriceStore extends SqlPriceStore {
     };
   }
 
-  /** True from a write that failed for a full disk until the next write that succeeds (`/readyz`). */
+  /** True from a write that failed for a full disk until a price upload commits (`/readyz`). */
   diskFull(): boolean {
     return this.writer.diskFull();
   }

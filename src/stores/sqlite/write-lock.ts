@@ -10,7 +10,9 @@
  * large write that should yield to other requests (a price upload) runs on a connection of its own
  * (`runApart`), where other requests cannot land inside its transaction.
  *
- * It also remembers whether the last write failed for a full disk (SQLITE_FULL), for `/readyz`.
+ * It also remembers whether a write failed for a full disk (SQLITE_FULL), for `/readyz`, until a price
+ * upload (`runApart`) commits: a small write the server makes on its own meanwhile (last-used times,
+ * which fit in pages the database already has) says nothing of room for prices.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type SQLite from 'better-sqlite3';
@@ -31,7 +33,7 @@ export interface SqliteWriter {
    * requests served in between); readers on other connections see none of it until it commits.
    */
   runApart<T>(conn: SQLite.Database, write: () => Promise<T>): Promise<T>;
-  /** True from a write that failed for a full disk until the next write that succeeds. */
+  /** True from a write that failed for a full disk until a `runApart` write (a price upload) commits. */
   diskFull(): boolean;
 }
 
@@ -76,7 +78,6 @@ export function sqliteWriter(raw: SQLite.Database, waitMs: number = WRITE_WAIT_M
 
   function committed(conn: SQLite.Database): void {
     conn.exec('COMMIT');
-    full = false;
   }
 
   function failed(conn: SQLite.Database, error: unknown): never {
@@ -118,6 +119,7 @@ export function sqliteWriter(raw: SQLite.Database, waitMs: number = WRITE_WAIT_M
       try {
         const value = await write();
         committed(conn);
+        full = false;
         return value;
       } catch (error) {
         return failed(conn, error);
