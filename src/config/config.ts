@@ -6,6 +6,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import leven from 'leven';
+import { withDevConfig } from '../dev-data/dev-config.js';
 import { DEFAULT_TIERS, mergeTiers, type Tier, type TierOverride } from '../domain/limits/tiers.js';
 import type { Tariff } from '../domain/money/tariff.js';
 import { type TzSourceOptions, tzFolderProblem } from '../domain/time/tz-source.js';
@@ -199,5 +200,5 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!isAbsolute(config.databasePath) && config.databasePath !== ':memory:') {
     throw new ConfigError('databasePath: must be absolute');
   }
-  return config;
+  return config.devData ? withDevConfig(config) : config;
 }

@@ -155,6 +155,31 @@ export const DEV_SERIES: readonly DevSeries[] = [
       182 + 9 * slowWave(epochDay + hour / 24, [53, 19, 3]) + 0.8 * (noise - 0.5),
     open: (minute, weekday) => weekday >= 1 && weekday <= 5 && minute >= 9 * 60 + 30 && minute < 16 * 60,
   },
+  // The ECB's pairs the README's examples convert with (fx: of the development configuration).
+  {
+    symbol: 'EURNOK',
+    name: 'Euro in Norwegian kroner, daily reference rate',
+    kind: 'fx',
+    currency: 'NOK',
+    unit: 'EUR',
+    timezone: 'Europe/Berlin',
+    resolution: 'P1D',
+    decimals: 4,
+    hasTomorrow: false,
+    shape: ({ epochDay }, noise) => 11.55 + 0.18 * slowWave(epochDay, [89, 37, 11]) + 0.02 * (noise - 0.5),
+  },
+  {
+    symbol: 'EURSEK',
+    name: 'Euro in Swedish kronor, daily reference rate',
+    kind: 'fx',
+    currency: 'SEK',
+    unit: 'EUR',
+    timezone: 'Europe/Berlin',
+    resolution: 'P1D',
+    decimals: 4,
+    hasTomorrow: false,
+    shape: ({ epochDay }, noise) => 11.2 + 0.16 * slowWave(epochDay, [83, 29, 7]) + 0.02 * (noise - 0.5),
+  },
 ];
 
 /** A number in [0, 1) from the series and the instant alone (FNV-1a, then an avalanche mix). */

@@ -21,6 +21,14 @@ export interface FxUsed {
   readonly rate: string;
 }
 
+/** Why intervals of a converted day are left out: none had a rate published by its start. */
+export interface Unconverted {
+  /** How many of the day's stored intervals are left out. */
+  readonly intervals: number;
+  /** A sentence naming the FX series and what it lacks. */
+  readonly reason: string;
+}
+
 /** An interval as served; `fx` when its day's intervals were converted at different rates. */
 export interface PricePoint extends ServedPrice {
   readonly fx?: FxUsed;
@@ -79,9 +87,9 @@ interface Rate {
 
 /**
  * Converts the days of one series (consecutive, as served) as `query` asks. An interval no rate was
- * published for by its start is left out and its day is not `complete`; the day's `fx` is the rate
- * of its first converted interval (`null` when none), and each interval names its own rate when the
- * day's rates differ.
+ * published for by its start is left out, its day is not `complete` and says why in `unconverted`
+ * (never a silent empty day); the day's `fx` is the rate of its first converted interval (`null`
+ * when none), and each interval names its own rate when the day's rates differ.
  */
 export async function convertDays<T extends ConvertibleDay>(
   prices: PriceStore,
@@ -89,7 +97,7 @@ export async function convertDays<T extends ConvertibleDay>(
   query: ConversionQuery,
   fx: FxPairs,
   fxSeries: (symbol: string) => Promise<Series | undefined>,
-): Promise<(T & { fx?: FxUsed | null })[]> {
+): Promise<(T & { fx?: FxUsed | null; unconverted?: Unconverted })[]> {
   const first = days[0];
   if (first === undefined || (query.currency === undefined && query.unit === undefined)) return [...days];
   const from = energyExponent(first.unit) === undefined ? undefined : (first.unit as EnergyUnit);
@@ -117,15 +125,30 @@ export async function convertDays<T extends ConvertibleDay>(
   let next = 0;
   return days.map((d) => {
     const converted: PricePoint[] = [];
+    let firstLeft: PricePoint | undefined;
     for (const p of d.prices) {
       const start = Date.parse(p.start);
       // Rates and intervals both ascend: the newest rate whose interval ended by this start.
       while (next < rates.length && (rates[next] as Rate).end <= start) next++;
       const rate = rates[next - 1];
-      if (rate === undefined || rate.end > start) continue;
+      if (rate === undefined || rate.end > start) {
+        firstLeft ??= p;
+        continue;
+      }
       const used = { symbol, date: localDate(rate.start, (rateSeries as Series).timezone), rate: rate.price };
       converted.push({ ...p, price: toUnit(multiplyRounded(p.price, rate.price)), fx: used });
     }
+    const left = d.prices.length - converted.length;
+    const unconverted: Unconverted | undefined =
+      left === 0
+        ? undefined
+        : {
+            intervals: left,
+            reason:
+              rateSeries === undefined
+                ? `The FX series ${symbol} that converts ${first.currency} into ${currency} does not exist on this server.`
+                : `${symbol} has no rate published by ${firstLeft?.start}, so ${left} interval${left === 1 ? ' is' : 's are'} left out.`,
+          };
     const dayFx = converted[0]?.fx ?? null;
     const oneRate = converted.every((p) => p.fx?.rate === dayFx?.rate && p.fx?.date === dayFx?.date);
     return {
@@ -134,6 +157,7 @@ export async function convertDays<T extends ConvertibleDay>(
       unit: unit ?? d.unit,
       complete: d.complete && converted.length === d.prices.length,
       fx: dayFx,
+      ...(unconverted !== undefined && { unconverted }),
       prices: oneRate ? converted.map(({ fx: _, ...p }) => p) : converted,
     };
   });

@@ -18,7 +18,13 @@ import {
 } from '../domain/time/days.js';
 import { firstGridCut, type GridCut } from '../domain/time/grid-cut.js';
 import type { DayProvenance, PriceStore, Series } from '../stores/types.js';
-import { checkConversion, convertDays, type FxPairs, type FxUsed } from './price-conversion.js';
+import {
+  checkConversion,
+  convertDays,
+  type FxPairs,
+  type FxUsed,
+  type Unconverted,
+} from './price-conversion.js';
 import { type Ranked, REFERENCE_DAYS, rankDays } from './ranking.js';
 import { createReadCache, type ReadCacheOptions } from './read-cache.js';
 import { coverageOf, type SeriesView } from './series-service.js';
@@ -41,6 +47,8 @@ export interface AnsweredDay extends SeriesDay {
   readonly source: string | null;
   /** Converted into another currency: the rate of the first interval; `null` when none had a rate. */
   readonly fx?: FxUsed | null;
+  /** Converted, with intervals left out for want of a rate: how many, and why. */
+  readonly unconverted?: Unconverted;
   /** With `tariff`: its name; each interval then has its total and parts (docs/tariffs.md). */
   readonly tariff?: string;
   readonly prices: readonly AnsweredPoint[];

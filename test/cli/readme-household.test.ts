@@ -1,20 +1,22 @@
 /**
  * The README's household example (section "Reading prices") run as written against a real server
- * started as `npm start` starts it, with the config file made of the README's own `fx:` and
- * `tariffs:` blocks (section "Settings"), the development data set's NO1 and a EURNOK series the
- * test imports rates into (the ECB source would fetch it; here nothing reaches the internet). Only
+ * started as `npm start` starts it, with nothing else: the development data set brings NO1, EURNOK
+ * and the `fx:` and `tariffs:` of README's "Settings" (the test checks that they are the same). Only
  * the data folder and the port are swapped. Every expected number is computed here with decimal.js.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Decimal } from 'decimal.js';
-import { addDays, dayBounds, formatInstant } from '../../src/domain/time/days.js';
+import { parse as parseYaml } from 'yaml';
+import { DEV_FX, DEV_TARIFFS } from '../../src/dev-data/dev-config.js';
+import { DEMO_API_KEY } from '../../src/dev-data/dev-data.js';
+import { parseTariffs } from '../../src/domain/money/tariff-config.js';
+import { addDays } from '../../src/domain/time/days.js';
 import {
   cleanUp,
   httpsClient,
-  operatorKey,
   REPO,
   runCommand,
   type ServerProcess,
@@ -27,21 +29,20 @@ const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
 
 /** The first `sh` block after the household example's lead. */
 function householdBlock(): string {
-  const section = readme.split('A household example:')[1] ?? '';
+  const section = readme.split('A household example, on `npm start` alone:')[1] ?? '';
   const found = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
   assert.ok(found, 'the README has a household example in a sh block');
   return found;
 }
 
-/** The README's `fx:` and `tariffs:` blocks of "Settings", as one config file. */
-function settingsConfig(): string {
+/** The README's `fx:` and `tariffs:` blocks of "Settings", read as a config file reads them. */
+function settingsBlocks(): { fx: unknown; tariffs: Record<string, never> } {
   const section = readme.split('\n### Settings\n')[1]?.split('\n### ')[0] ?? '';
   const blocks = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] as string);
   const fx = blocks.find((b) => b.startsWith('fx:'));
   const tariffs = blocks.find((b) => b.startsWith('tariffs:'));
-  assert.ok(fx?.includes('NOK: EURNOK'), 'Settings configures EURNOK for EUR to NOK');
-  assert.ok(tariffs?.includes('no1-household:'), 'Settings configures the household tariff');
-  return `${fx}${tariffs}`;
+  assert.ok(fx && tariffs, 'Settings shows fx: and tariffs:');
+  return parseYaml(`${fx}${tariffs}`);
 }
 
 interface Point {
@@ -72,58 +73,26 @@ describe('the README household example', () => {
 
   before(async () => {
     dataDir = await tempDir('pricepoint-readme-household-');
-    const config = join(dataDir, 'pricepoint.yaml');
-    writeFileSync(config, settingsConfig());
-    const settings = { PRICEPOINT_DATA_DIR: dataDir, PRICEPOINT_CONFIG: config };
-    server = await startServer(['serve', '--dev-data'], settings);
-    key = await operatorKey(settings);
+    server = await startServer(['serve', '--dev-data'], { PRICEPOINT_DATA_DIR: dataDir });
+    key = DEMO_API_KEY;
     https = httpsClient(join(dataDir, 'tls', 'localhost-cert.pem'));
-    // EURNOK as the ECB source creates it, with a rate for every day NO1 has and the one before.
-    const created = await https.send(
-      'PUT',
-      `${server.url}/api/v1/series/EURNOK`,
-      { 'x-api-key': key, 'content-type': 'application/json' },
-      JSON.stringify({
-        name: 'EUR in NOK',
-        kind: 'fx',
-        currency: 'NOK',
-        unit: 'EUR',
-        timezone: 'Europe/Berlin',
-        resolution: 'P1D',
-      }),
-    );
-    assert.equal(created.status, 201, created.text);
-    const { coverage } = JSON.parse(await get('/series/NO1')) as {
-      coverage: { first: string; last: string };
-    };
-    const points: { start: string; price: string }[] = [];
-    for (let date = addDays(coverage.first, -1), n = 0; date <= coverage.last; date = addDays(date, 1), n++) {
-      const midnight = dayBounds(date, 'Europe/Berlin').start;
-      points.push({
-        start: formatInstant(midnight, 'Europe/Berlin'),
-        price: `11.${5800 + ((n * 37) % 200)}`,
-      });
-    }
-    const uploaded = await https.send(
-      'PUT',
-      `${server.url}/api/v1/series/EURNOK/prices`,
-      { 'x-api-key': key, 'content-type': 'application/json' },
-      JSON.stringify(points),
-    );
-    assert.equal(uploaded.status, 200, uploaded.text);
   });
   after(cleanUp);
+
+  test("the development data set's fx: and tariffs: are README's Settings blocks", () => {
+    const { fx, tariffs } = settingsBlocks();
+    assert.deepEqual(fx, DEV_FX);
+    assert.deepEqual(parseTariffs(tariffs), DEV_TARIFFS);
+  });
 
   test('runs as written: NO1 in NOK per kWh under the household tariff, ranked, and the cheapest three hours tonight', async () => {
     const script = householdBlock()
       .replaceAll('.pricepoint/', `${dataDir}/`)
       .replaceAll('localhost:8443', `localhost:${server.port}`);
-    const run = await runCommand(
-      'bash',
-      ['-e', '-o', 'pipefail', '-c', script],
-      { ...process.env, KEY: key },
-      { cwd: dataDir, timeoutMs: 60_000 },
-    );
+    const run = await runCommand('bash', ['-e', '-o', 'pipefail', '-c', script], process.env, {
+      cwd: dataDir,
+      timeoutMs: 60_000,
+    });
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     const lines = run.stdout.split('\n').filter((line) => line.startsWith('{'));
     assert.equal(lines.length, 2, run.stdout);

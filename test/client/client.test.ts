@@ -19,7 +19,18 @@ import { fetch as undiciFetch } from 'undici';
 import { createHarness, type Harness, listenHttps } from '../helpers/harness.js';
 
 const NOW = '2026-11-22T10:15:03.120Z';
-const ALL_SYMBOLS = ['NO1', 'DE-LU', 'JP-TK', 'NYISO-J', 'EURUSD', 'BTC-USD', 'XAU-USD', 'ACME'];
+const ALL_SYMBOLS = [
+  'NO1',
+  'DE-LU',
+  'JP-TK',
+  'NYISO-J',
+  'EURUSD',
+  'BTC-USD',
+  'XAU-USD',
+  'ACME',
+  'EURNOK',
+  'EURSEK',
+];
 
 interface Sent {
   url: string;

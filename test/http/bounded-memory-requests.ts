@@ -23,7 +23,18 @@ const ZONES = [
 ];
 /** Zones of the list whose days begin at :30 UTC, always or in winter. */
 const HALF_HOUR_DAYS = new Set(['Canada/Newfoundland', 'Australia/Lord_Howe', 'Asia/Kolkata']);
-const SYMBOLS = ['NO1', 'DE-LU', 'JP-TK', 'NYISO-J', 'EURUSD', 'BTC-USD', 'XAU-USD', 'ACME'];
+const SYMBOLS = [
+  'NO1',
+  'DE-LU',
+  'JP-TK',
+  'NYISO-J',
+  'EURUSD',
+  'BTC-USD',
+  'XAU-USD',
+  'ACME',
+  'EURNOK',
+  'EURSEK',
+];
 const RESOLUTIONS = ['PT15M', 'PT30M', 'PT1H', 'P1D'];
 const DAY_MS = 86_400_000;
 

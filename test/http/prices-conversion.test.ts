@@ -30,6 +30,7 @@ interface Day {
   unit: string;
   complete: boolean;
   fx?: Fx | null;
+  unconverted?: { intervals: number; reason: string };
   prices: Point[];
 }
 
@@ -189,9 +190,41 @@ for (const engine of ['sqlite', 'postgres'] as const)
         assert.deepEqual(p.fx, { symbol: 'FXEURSEK', date: '2026-11-24', rate }, p.start);
         assert.equal(p.price, Number(expected(priceOf('2026-11-24', hour), String(rate))), p.start);
       }
+      assert.deepEqual(day.unconverted, {
+        intervals: 6,
+        reason: 'FXEURSEK has no rate published by 2026-11-24T00:00:00+01:00, so 6 intervals are left out.',
+      });
       const none = await ok('/api/v1/prices/2026-11-23?symbols=HAND&currency=SEK');
       assert.equal(none.series[0]?.fx, null, 'no rate at all: null, and no prices');
       assert.deepEqual(none.series[0]?.prices, []);
+      assert.equal(none.series[0]?.unconverted?.intervals, 24, 'the empty day says why it is empty');
+      // Every interval converted: no such field.
+      const whole = await ok('/api/v1/prices/2026-11-24?symbols=HAND&currency=NOK');
+      assert.equal(whole.series[0]?.unconverted, undefined);
+    });
+
+    test('an FX series the config names that does not exist is named in the day, not a silent empty day', async () => {
+      const missing = await createHarness({
+        engine,
+        now: '2026-11-24T20:00:00Z',
+        config: { fx: { EUR: { NOK: 'NOSUCHFX' } } },
+      });
+      try {
+        const key = (await missing.createKey({ tier: 'enterprise' })).key;
+        const response = await missing.app.inject({
+          url: '/api/v1/prices/2026-11-24?symbols=NO1&currency=NOK',
+          headers: { 'x-api-key': key },
+        });
+        assert.equal(response.statusCode, 200, response.body);
+        const [day] = (response.json() as { series: Day[] }).series;
+        assert.deepEqual(day?.prices, []);
+        assert.deepEqual(day?.unconverted, {
+          intervals: 96,
+          reason: 'The FX series NOSUCHFX that converts EUR into NOK does not exist on this server.',
+        });
+      } finally {
+        await missing.close();
+      }
     });
 
     test('a pair without an FX series is a 400 naming currency; the same currency is served as stored', async () => {

@@ -124,7 +124,8 @@ function writeSeriesDayJson(s: SeriesDay): string {
     ...(s.tariff !== undefined && { tariff: s.tariff }),
   });
   const fx = s.fx === undefined ? '' : `,"fx":${s.fx === null ? 'null' : fxJson(s.fx)}`;
-  return `${meta.slice(0, -1)}${fx},"prices":[${prices}]}`;
+  const unconverted = s.unconverted === undefined ? '' : `,"unconverted":${JSON.stringify(s.unconverted)}`;
+  return `${meta.slice(0, -1)}${fx}${unconverted},"prices":[${prices}]}`;
 }
 
 /**

@@ -124,6 +124,23 @@ export const DayAnswerSchema = Type.Object(
               'With currency, on entries converted into it: the rate of the first interval (each interval names its own when they differ); null when no rate was published by any interval, whose prices are then left out.',
           }),
         ),
+        unconverted: Type.Optional(
+          Type.Object(
+            {
+              intervals: Type.Integer({ minimum: 1, description: 'Stored intervals left out.' }),
+              reason: Type.String({
+                description: 'Which FX series lacks what, in a sentence.',
+                examples: [
+                  'EURNOK has no rate published by 2026-11-28T00:00:00+01:00, so 96 intervals are left out.',
+                ],
+              }),
+            },
+            {
+              description:
+                'With currency, when intervals were left out for want of a rate published by their start: how many and why. Absent when every stored interval was converted.',
+            },
+          ),
+        ),
         prices: Type.Array(PricePointSchema, {
           description: 'Empty when nothing is published for the day yet.',
         }),
