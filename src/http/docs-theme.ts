@@ -34,15 +34,46 @@ export const DOCS_CSS = `
 export const DOCS_TITLE = 'Pricepoint API reference';
 
 /**
- * Names the logo for screen readers: @fastify/swagger-ui puts it in as an `<img>` without `alt`
- * once swagger-ui has drawn the top bar. A file of this server (`script-src 'self'`), loaded after
- * the plugin's own scripts.
+ * The page's own script, a file of this server (`script-src 'self'`) loaded after the plugin's:
+ * names the logo for screen readers (@fastify/swagger-ui puts it in as an `<img>` without `alt`),
+ * and, with `demoKey`, adds to the description the demo key and how to paste it, right after
+ * "Trying it here". Both wait until swagger-ui has drawn the page. The key is written as text.
  */
-export const DOCS_JS = `
+export function docsScript(demoKey?: string): string {
+  const note =
+    demoKey === undefined
+      ? ''
+      : `
+const demoKey = ${JSON.stringify(demoKey)};
+function addDemoKey(description) {
+  const note = document.createElement('p');
+  note.className = 'pricepoint-demo-key';
+  const lead = document.createElement('strong');
+  lead.textContent = 'The demo key.';
+  const key = document.createElement('code');
+  key.textContent = demoKey;
+  const button = document.createElement('strong');
+  button.textContent = 'Authorize';
+  note.append(lead, ' This server has the development data set loaded, so you can try every read here at once with the demo key ', key, ' (tier demo; GET /api/v1/usage shows its limits). Press ', button, ', paste it into apiKey, press Authorize, then Close.');
+  const trying = [...description.querySelectorAll('p')].find((p) => p.textContent.startsWith('Trying it here.'));
+  if (trying) trying.after(note);
+  else description.append(note);
+}`;
+  return `${note}
+let named = false;
+let noted = ${demoKey === undefined};
 new MutationObserver((_changes, observer) => {
   const logo = document.querySelector('#swagger-ui .topbar a.link img');
-  if (logo === null) return;
-  logo.alt = 'Pricepoint';
-  observer.disconnect();
+  if (!named && logo !== null) {
+    logo.alt = 'Pricepoint';
+    named = true;
+  }
+  const description = document.querySelector('#swagger-ui .info .description');
+  if (!noted && description !== null && description.querySelector('p') !== null) {
+    addDemoKey(description);
+    noted = true;
+  }
+  if (named && noted) observer.disconnect();
 }).observe(document.body, { childList: true, subtree: true });
 `.trim();
+}

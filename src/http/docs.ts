@@ -15,7 +15,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Coding } from './answer-cache.js';
 import { codedTag, entityTag, noneMatch, preferredCoding } from './caching.js';
-import { DOCS_CSS, DOCS_FAVICON_SVG, DOCS_JS, DOCS_LOGO_SVG, DOCS_TITLE } from './docs-theme.js';
+import { DOCS_CSS, DOCS_FAVICON_SVG, DOCS_LOGO_SVG, DOCS_TITLE, docsScript } from './docs-theme.js';
 import { shareComponents } from './openapi-components.js';
 import { type HeaderDocs, openErrors, REQUEST_ID_HEADER } from './schemas.js';
 
@@ -144,17 +144,11 @@ const DOCUMENT_HEADERS: HeaderDocs = {
   },
 };
 
-/** What the page says of the demo key, where the development data set (and so the key) is loaded. */
-export function demoKeyNote(demoKey: string): string {
-  return `
-**The demo key.** This server has the development data set loaded, so you can try every read here
-at once with the demo key \`${demoKey}\` (tier \`demo\`: \`GET /api/v1/usage\` shows its limits).
-Press **Authorize**, paste it into \`apiKey\`, press *Authorize*, then *Close*.
-`;
-}
-
 export interface DocsOptions {
-  /** The demo key, shown on the page, when the development data set is loaded. */
+  /**
+   * The demo key, shown on the page where the development data set is loaded. The page's own script
+   * writes it in, so the OpenAPI document, which clients are generated from, never holds a key.
+   */
   readonly demoKey?: string;
 }
 
@@ -175,11 +169,7 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions = 
       info: {
         title: 'Pricepoint API',
         version,
-        // Right after "Trying it here", where a reader looks for a key.
-        description:
-          options.demoKey === undefined
-            ? DESCRIPTION
-            : DESCRIPTION.replace('\n**Limits.**', `${demoKeyNote(options.demoKey)}\n**Limits.**`),
+        description: DESCRIPTION,
         license: { name: 'MIT', identifier: 'MIT' },
         // A self-hosted API: whoever runs this server answers for it, not the project.
         contact: { name: 'The operator of this Pricepoint server' },
@@ -271,7 +261,7 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions = 
     theme: {
       title: DOCS_TITLE,
       css: [{ filename: 'pricepoint.css', content: DOCS_CSS }],
-      js: [{ filename: 'pricepoint.js', content: DOCS_JS }],
+      js: [{ filename: 'pricepoint.js', content: docsScript(options.demoKey) }],
       favicon: [
         {
           filename: 'favicon.svg',

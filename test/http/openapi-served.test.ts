@@ -83,23 +83,35 @@ describe('an open operation answers a request that is not HTTP as documented', (
 });
 
 describe('the demo key on the reference page', () => {
-  const description = async (devData: boolean) => {
+  /** The document and the page's own script, on a server with or without the development data. */
+  const served = async (devData: boolean) => {
     const server = devData ? h : await createHarness({ devData: false });
     try {
-      return (JSON.parse((await server.app.inject({ url: URL })).body) as { info: { description: string } })
-        .info.description;
+      const page = await server.app.inject({ url: '/docs/' });
+      const script = /src="\.\/(static\/theme\/pricepoint\.js)"/.exec(page.body)?.[1];
+      assert.ok(script, `the page loads its own script: ${page.body.slice(0, 800)}`);
+      return {
+        document: (await server.app.inject({ url: URL })).body,
+        script: (await server.app.inject({ url: `/docs/${script}` })).body,
+      };
     } finally {
       if (server !== h) await server.close();
     }
   };
 
-  test('with the development data set loaded, the document says the demo key and how to paste it', async () => {
-    const text = await description(true);
-    assert.ok(text.includes(`the demo key \`${h.demoKey}\``), text);
-    assert.match(text, /Press \*\*Authorize\*\*, paste it into `apiKey`/);
+  test("with the development data set loaded, the page's script says the demo key and how to paste it", async () => {
+    const { document, script } = await served(true);
+    assert.ok(script.includes(JSON.stringify(h.demoKey)), script);
+    assert.match(script, /paste it into apiKey/);
+    assert.doesNotMatch(
+      document,
+      /pp_demo_/,
+      'the OpenAPI document, which clients are made from, holds no key',
+    );
   });
 
   test('without it, no demo key is named, since none exists', async () => {
-    assert.doesNotMatch(await description(false), /pp_demo_|demo key/);
+    const { document, script } = await served(false);
+    assert.doesNotMatch(`${document}${script}`, /pp_demo_|demo key/);
   });
 });

@@ -77,8 +77,8 @@ describe('requests for days are counted by weight', () => {
     // 31 days of quarter hours are 2,976 intervals, 32 days 3,072.
     assert.equal(await weightOf('/api/v1/prices?from=2026-10-23&to=2026-11-22&symbols=NO1'), 1);
     assert.equal(await weightOf('/api/v1/prices?from=2026-10-22&to=2026-11-22&symbols=NO1'), 2);
-    // Every series of the development data, 361 intervals a day: 131,765 in the year.
-    assert.equal(await weightOf('/api/v1/prices?from=2025-11-23&to=2026-11-22'), 44);
+    // Every series of the development data, 363 intervals a day: 132,495 in the year.
+    assert.equal(await weightOf('/api/v1/prices?from=2025-11-23&to=2026-11-22'), 45);
   });
 
   test('a day, yesterday to tomorrow and the latest price of every series are one unit, without a cost in the policy', async () => {
