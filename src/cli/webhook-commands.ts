@@ -97,7 +97,8 @@ export function registerWebhookCommands(program: Command, { print, config }: Web
       if (outcome === undefined) throw notFound(id);
       if (!outcome.ok) process.exitCode = 1;
       if (opts.json) {
-        print(printableJson({ id, ...outcome }));
+        const { ok, status, latencyMs, error } = outcome;
+        print(printableJson({ id, ok, status, latencyMs, error }));
         return;
       }
       const answer = outcome.status === null ? 'no answer' : `HTTP ${outcome.status}`;

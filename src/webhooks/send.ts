@@ -18,6 +18,8 @@ export interface SendOutcome {
   readonly latencyMs: number;
   /** Why it failed, for the delivery log; null when it succeeded. */
   readonly error: string | null;
+  /** No answer came within the time limit (the receiver may be holding the request). */
+  readonly timedOut?: boolean;
 }
 
 export interface SendOptions extends TargetPolicy {
@@ -62,7 +64,9 @@ export async function send(
       agent: false,
     });
     req.on('error', (error) => {
-      resolve(failed(null, signal.aborted ? `no answer within ${options.timeoutMs} ms` : error.message));
+      if (signal.aborted)
+        resolve({ ...failed(null, `no answer within ${options.timeoutMs} ms`), timedOut: true });
+      else resolve(failed(null, error.message));
     });
     req.on('response', (response: IncomingMessage) => {
       const status = response.statusCode ?? 0;

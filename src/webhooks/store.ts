@@ -66,6 +66,8 @@ export function kyselyWrites<Tables>(db: Kysely<Tables>): WriteStatements {
 }
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed';
+/** Rows in one insert: 11 parameters each stays within SQLite's and PostgreSQL's parameter limits. */
+const INSERT_ROWS = 2_000;
 export type EndpointRow = WebhookTables['webhook_endpoints'];
 export type DeliveryRow = WebhookTables['webhook_deliveries'];
 
@@ -142,14 +144,18 @@ export class WebhookStore {
     return updated;
   }
 
-  /** Adds deliveries (once per endpoint and event, whoever else adds them) and moves the cursor to `cursor`. */
-  async enqueue(endpointId: string, cursor: number, rows: readonly DeliveryRow[]): Promise<void> {
+  /**
+   * Adds deliveries (once per endpoint and event, whoever else adds them) and moves the cursor of
+   * each of `endpointIds` to `cursor`, in one transaction: a page of the log for every endpoint.
+   */
+  async enqueue(endpointIds: readonly string[], cursor: number, rows: readonly DeliveryRow[]): Promise<void> {
+    if (endpointIds.length === 0) return;
     const statements: Compilable[] = [];
-    if (rows.length > 0) {
+    for (let start = 0; start < rows.length; start += INSERT_ROWS) {
       statements.push(
         this.db
           .insertInto('webhook_deliveries')
-          .values([...rows])
+          .values(rows.slice(start, start + INSERT_ROWS))
           .onConflict((oc) => oc.columns(['endpoint_id', 'event_id']).doNothing()),
       );
     }
@@ -157,24 +163,42 @@ export class WebhookStore {
       this.db
         .updateTable('webhook_endpoints')
         .set({ cursor })
-        .where('id', '=', endpointId)
+        .where('id', 'in', [...endpointIds])
         .where('cursor', '<', cursor),
     );
     await this.write(statements);
   }
 
-  /** Pending deliveries of enabled endpoints whose time has come, oldest event first. */
-  async due(now: number, limit: number): Promise<DeliveryRow[]> {
-    return this.db
+  /**
+   * Pending deliveries of `endpointIds` whose time has come, at most `perEndpoint` of each (so one
+   * endpoint's backlog does not crowd out the others): of each endpoint the ones furthest along
+   * their retries first, then the oldest event. Only of enabled endpoints.
+   */
+  async due(now: number, endpointIds: readonly string[], perEndpoint: number): Promise<DeliveryRow[]> {
+    if (endpointIds.length === 0) return [];
+    const ranked = this.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .selectAll('d')
+      .select((eb) =>
+        eb.fn
+          .agg<number>('row_number')
+          .over((ob) => ob.partitionBy('d.endpoint_id').orderBy('d.attempts', 'desc').orderBy('d.event_seq'))
+          .as('place'),
+      )
+      .where('d.endpoint_id', 'in', [...endpointIds])
       .where('e.enabled', '=', 1)
       .where('d.state', '=', 'pending')
       .where('d.next_attempt_at', '<=', now)
-      .orderBy('d.event_seq')
-      .limit(limit)
+      .as('ranked');
+    const rows = await this.db
+      .selectFrom(ranked)
+      .selectAll()
+      .where('place', '<=', perEndpoint)
+      .orderBy('endpoint_id')
+      .orderBy('place')
       .execute();
+    return rows.map(({ place: _place, ...row }) => row);
   }
 
   /** When the next pending delivery of an enabled endpoint falls due (or its lease ends); undefined when none waits. */
@@ -189,21 +213,43 @@ export class WebhookStore {
     return row?.at == null ? undefined : Number(row.at);
   }
 
-  /** Takes a due delivery for `leaseUntil`: true for the one caller that moved it from `seen`. */
-  async claim(row: DeliveryRow, leaseUntil: number): Promise<boolean> {
-    if (row.next_attempt_at === null) return false;
-    const changed = await this.writeOne(
-      this.db
-        .updateTable('webhook_deliveries')
-        .set({ next_attempt_at: leaseUntil })
-        .where('endpoint_id', '=', row.endpoint_id)
-        .where('event_id', '=', row.event_id)
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '=', row.next_attempt_at),
-    );
-    return changed > 0;
+  /**
+   * Takes due deliveries for `leaseUntil`, in one transaction: true for each that this caller moved
+   * from the `next_attempt_at` it read (so one caller wins it), and only while its endpoint is enabled
+   * (a worker may hold rows fetched before a disabling).
+   */
+  async claim(rows: readonly DeliveryRow[], leaseUntil: number): Promise<boolean[]> {
+    const claimable = rows.filter((row) => row.next_attempt_at !== null);
+    const changed =
+      claimable.length === 0 ? [] : await this.write(claimable.map((row) => this.claimOne(row, leaseUntil)));
+    const won = new Set(claimable.filter((_row, i) => (changed[i] ?? 0) > 0));
+    return rows.map((row) => won.has(row));
   }
 
+  private claimOne(row: DeliveryRow, leaseUntil: number): Compilable {
+    return this.db
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: leaseUntil })
+      .where('endpoint_id', '=', row.endpoint_id)
+      .where('event_id', '=', row.event_id)
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '=', row.next_attempt_at)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('webhook_endpoints')
+            .select('id')
+            .where('id', '=', row.endpoint_id)
+            .where('enabled', '=', 1),
+        ),
+      );
+  }
+
+  /**
+   * Writes the outcome of an attempt. With `holdUntil`, in the same transaction, the endpoint's other
+   * pending deliveries due before then wait until then (docs/webhooks.md, "Endpoints that do not
+   * answer").
+   */
   async record(
     endpointId: string,
     eventId: string,
@@ -217,14 +263,26 @@ export class WebhookStore {
       | 'last_latency_ms'
       | 'last_error'
     >,
+    holdUntil?: number,
   ): Promise<void> {
-    await this.writeOne(
+    const statements: Compilable[] = [
       this.db
         .updateTable('webhook_deliveries')
         .set(outcome)
         .where('endpoint_id', '=', endpointId)
         .where('event_id', '=', eventId),
-    );
+    ];
+    if (holdUntil !== undefined) {
+      statements.push(
+        this.db
+          .updateTable('webhook_deliveries')
+          .set({ next_attempt_at: holdUntil })
+          .where('endpoint_id', '=', endpointId)
+          .where('state', '=', 'pending')
+          .where('next_attempt_at', '<', holdUntil),
+      );
+    }
+    await this.write(statements);
   }
 
   /** The endpoint's deliveries, newest event first. */

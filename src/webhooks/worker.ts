@@ -5,31 +5,29 @@
  * Failed sends are retried with exponential backoff and jitter for about 24 hours; the endpoint is
  * disabled when a delivery has failed `MAX_ATTEMPTS` times.
  *
+ * Each endpoint has its share of the sends under way (./lanes.ts, ./limits.ts), so a receiver that
+ * holds its requests only ever holds its own share; after sends in a row time out, its endpoint's
+ * deliveries wait as a whole until the retry of the last one, and are probed one at a time.
+ *
  * Idle when there is nothing to do: it wakes for new events (which is also how it notices an
  * endpoint registered on another instance: only events after it concern it), for deliveries made
  * due through this process's store (an endpoint enabled, a redelivery), and at the time the next
  * pending delivery falls due, which it asks the store after its sends have ended. No timer runs
  * while no delivery waits.
  */
-import { Webhook } from 'standardwebhooks';
-import type { EventLog, PriceEvent } from '../events/types.js';
+import type { EventLog } from '../events/types.js';
+import { type Lane, Lanes } from './lanes.js';
+import { FETCH_PER_ENDPOINT, MAX_ATTEMPTS, MAX_IN_FLIGHT, retryDelayMs } from './limits.js';
 import { openSecret } from './secrets.js';
-import { type SendOptions, type SendOutcome, send } from './send.js';
-import type { DeliveryRow, EndpointRow, WebhookStore } from './store.js';
+import type { SendOptions, SendOutcome } from './send.js';
+import { newDelivery, sendSigned, wants } from './signed-delivery.js';
+import type { DeliveryRow, WebhookStore } from './store.js';
 
-/**
- * Seconds before each retry: growing about fourfold, capped at 6 hours. With the first attempt, 11
- * attempts over about 20 hours (16 to 24 with the jitter).
- */
-export const RETRY_DELAYS_S = [5, 30, 120, 600, 1800, 3600, 7200, 14_400, 21_600, 21_600] as const;
-export const MAX_ATTEMPTS = RETRY_DELAYS_S.length + 1;
 /** setTimeout's longest delay (about 24.8 days); a later due time is looked at again then. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 /** After a pass or a look-up failed (the database away a moment), the worker tries again this soon. */
 const AFTER_ERROR_MS = 5_000;
 const BATCH = 200;
-/** Sends under way at once, over every endpoint; a slow receiver holds one of them, not the worker. */
-const MAX_IN_FLIGHT = 100;
 
 export interface WorkerDeps {
   readonly store: WebhookStore;
@@ -52,42 +50,6 @@ function timerWake(ms: number, wake: () => void): () => void {
   return () => clearTimeout(timer);
 }
 
-/** The retry delay after `attempts` failed attempts, ±20% so that many endpoints do not retry in step. */
-export function retryDelayMs(attempts: number, random: () => number = Math.random): number {
-  const base = RETRY_DELAYS_S[Math.min(attempts, RETRY_DELAYS_S.length) - 1] ?? RETRY_DELAYS_S[0];
-  return Math.round(base * 1000 * (0.8 + 0.4 * random()));
-}
-
-/** The body a receiver gets: the event as DESIGN's contract and docs/events.md show it. */
-export function payloadOf(event: Pick<PriceEvent, 'id' | 'type' | 'time' | 'data'>): string {
-  return JSON.stringify({ id: event.id, type: event.type, time: event.time, data: event.data });
-}
-
-/** Signs and sends one body; the headers are the Standard Webhooks ones. */
-export async function sendSigned(
-  url: string,
-  secret: string,
-  id: string,
-  body: string,
-  at: Date,
-  options: SendOptions,
-): Promise<SendOutcome> {
-  const signature = new Webhook(secret).sign(id, at, body);
-  const headers = {
-    'webhook-id': id,
-    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': signature,
-    'user-agent': 'pricepoint-webhooks',
-  };
-  return send(url, headers, body, options);
-}
-
-export function wants(endpoint: EndpointRow, event: PriceEvent): boolean {
-  const types = JSON.parse(endpoint.events) as string[];
-  const symbols = endpoint.symbols === null ? null : (JSON.parse(endpoint.symbols) as string[]);
-  return types.includes(event.type) && (symbols === null || symbols.includes(event.data.symbol));
-}
-
 export class DeliveryWorker {
   private readonly clock: () => number;
   private running: Promise<void> | undefined;
@@ -97,8 +59,7 @@ export class DeliveryWorker {
   private timer: { at: number; cancel: () => void } | undefined;
   private readonly unsubscribe: (() => void)[] = [];
   private readonly inFlight = new Set<Promise<void>>();
-  /** The last pass found more due deliveries than it had room to send: take more as sends end. */
-  private more = false;
+  private readonly lanes = new Lanes();
   private planning: Promise<void> | undefined;
   private replan = false;
   /** When the last pass or look-up failed; undefined once a pass succeeds. */
@@ -145,7 +106,9 @@ export class DeliveryWorker {
   }
 
   private async settled(): Promise<void> {
-    while (this.inFlight.size > 0 || this.planning) await Promise.all([...this.inFlight, this.planning]);
+    while (this.inFlight.size > 0 || this.planning || this.running) {
+      await Promise.all([...this.inFlight, this.planning, this.running]);
+    }
   }
 
   /** Stops waking, and waits for the sends under way. */
@@ -210,9 +173,19 @@ export class DeliveryWorker {
     this.timer = timer;
   }
 
+  /**
+   * Wakes at `due` unless a wake-up is set sooner: a retry this process scheduled is sent on time
+   * even while other sends are under way. A due time being asked may predate it: asked again.
+   */
+  private wakeBy(due: number): void {
+    if (this.planning) this.replan = true;
+    if (this.timer === undefined || this.timer.at > due) this.wakeAt(due);
+  }
+
   private async pass(): Promise<void> {
     const { store, events } = this.deps;
     const enabled = (await store.endpoints()).filter((endpoint) => endpoint.enabled === 1);
+    this.lanes.keepOnly(new Set(enabled.map((endpoint) => endpoint.id)));
     if (enabled.length === 0) {
       // Nothing can be due: no wake-up until an event, an enabling or a redelivery.
       this.wakeAt(undefined);
@@ -226,64 +199,91 @@ export class DeliveryWorker {
       const last = batch.at(-1);
       if (last === undefined) break;
       const now = this.clock();
-      for (const endpoint of enabled) {
-        if (last.seq <= endpoint.cursor) continue;
-        const rows: DeliveryRow[] = batch
+      const behind = enabled.filter((endpoint) => endpoint.cursor < last.seq);
+      const rows = behind.flatMap((endpoint) =>
+        batch
           .filter((event) => event.seq > endpoint.cursor && wants(endpoint, event))
-          .map((event) => ({
-            endpoint_id: endpoint.id,
-            event_id: event.id,
-            event_seq: event.seq,
-            payload: payloadOf(event),
-            state: 'pending',
-            attempts: 0,
-            next_attempt_at: now,
-            last_attempt_at: null,
-            last_status: null,
-            last_latency_ms: null,
-            last_error: null,
-          }));
-        await store.enqueue(endpoint.id, last.seq, rows);
-        endpoint.cursor = last.seq;
-      }
+          .map((event): DeliveryRow => newDelivery(endpoint.id, event, now)),
+      );
+      // One transaction for the page and every endpoint, so that the first sends wait for one write.
+      await store.enqueue(
+        behind.map((endpoint) => endpoint.id),
+        last.seq,
+        rows,
+      );
+      for (const endpoint of behind) endpoint.cursor = last.seq;
       from = last.seq;
       if (batch.length < BATCH) break;
     }
-    const room = Math.min(50, MAX_IN_FLIGHT - this.inFlight.size);
-    if (room <= 0) {
-      this.more = true;
-      return;
-    }
-    // Due rows are claimed before they are sent (a lease), so a later pass does not take them again.
-    const due = await store.due(this.clock(), room);
-    this.more = due.length === room;
-    for (const row of due) {
-      this.track(this.attempt(row).catch((error: unknown) => this.deps.onError?.(error)));
-    }
+    // Due rows are fetched for the endpoints short of queued ones, a few each, and claimed (a lease)
+    // only as each is sent, so a later pass or another instance does not send them again.
+    const wanting = enabled.map((endpoint) => this.lanes.lane(endpoint)).filter((lane) => lane.wantsRows);
+    const due = await store.due(
+      this.clock(),
+      wanting.map((lane) => lane.endpoint.id),
+      FETCH_PER_ENDPOINT,
+    );
+    const dueOf = new Map<string, DeliveryRow[]>();
+    for (const row of due) dueOf.set(row.endpoint_id, [...(dueOf.get(row.endpoint_id) ?? []), row]);
+    for (const lane of wanting) lane.fill(dueOf.get(lane.endpoint.id) ?? [], FETCH_PER_ENDPOINT);
+    this.dispatch();
     // With sends under way, the next due time is asked once they have ended (their outcomes set it).
     if (this.inFlight.size === 0) this.plan();
   }
 
-  private track(work: Promise<void>): void {
-    const tracked = work.finally(() => {
-      this.inFlight.delete(tracked);
-      if (this.stopped) return;
-      // More were due than there was room for: one pass refills once half the sends have ended,
-      // rather than a pass (and its queries) after every send.
-      if (this.more) {
-        if (this.inFlight.size <= MAX_IN_FLIGHT / 2) void this.wake();
-      } else if (this.inFlight.size === 0) this.plan();
+  /**
+   * Starts queued deliveries, lanes taking turns, each within its share. Those started together are
+   * claimed in one transaction; each is sent if this process won it.
+   */
+  private dispatch(): void {
+    const started: { lane: Lane; row: DeliveryRow }[] = [];
+    while (!this.stopped && this.inFlight.size + started.length < MAX_IN_FLIGHT) {
+      const next = this.lanes.take();
+      if (next === undefined) break;
+      started.push(next);
+    }
+    if (started.length === 0) return;
+    // Held while the sends run; should this process die, the lease ends and another one retries.
+    const leaseUntil = this.clock() + this.deps.send.timeoutMs + 30_000;
+    const claimed = this.deps.store
+      .claim(
+        started.map(({ row }) => row),
+        leaseUntil,
+      )
+      .catch((error: unknown) => {
+        this.deps.onError?.(error);
+        return [];
+      });
+    started.forEach(({ lane, row }, i) => {
+      this.track(
+        lane,
+        row,
+        claimed.then((won) => won[i] === true),
+      );
     });
+  }
+
+  private track(lane: Lane, row: DeliveryRow, claimed: Promise<boolean>): void {
+    const tracked = this.attempt(lane, row, claimed)
+      .catch((error: unknown) => this.deps.onError?.(error))
+      .finally(() => {
+        lane.finished(row);
+        this.inFlight.delete(tracked);
+        if (this.stopped) return;
+        this.dispatch();
+        // A pass fetches more for a lane running short, rather than a pass after every send.
+        if (lane.more && lane.wantsRows) void this.wake();
+        else if (this.inFlight.size === 0) this.plan();
+      });
     this.inFlight.add(tracked);
   }
 
-  private async attempt(row: DeliveryRow): Promise<void> {
+  private async attempt(lane: Lane, row: DeliveryRow, claimed: Promise<boolean>): Promise<void> {
     const { store } = this.deps;
     const now = this.clock();
-    // Held while the send runs; should this process die, the lease ends and another one retries.
-    if (!(await store.claim(row, now + this.deps.send.timeoutMs + 30_000))) return;
-    const endpoint = await store.endpoint(row.endpoint_id);
-    if (endpoint === undefined) return;
+    // Taken by another instance, or its endpoint disabled or removed since the row was fetched.
+    if (!(await claimed)) return;
+    const { endpoint } = lane;
     let outcome: SendOutcome;
     try {
       const secret = openSecret(endpoint.secret, this.deps.keySecret);
@@ -293,18 +293,28 @@ export class DeliveryWorker {
     } catch (error) {
       outcome = { ok: false, status: null, latencyMs: 0, error: (error as Error).message };
     }
+    lane.timeouts = outcome.timedOut ? lane.timeouts + 1 : 0;
     const attempts = row.attempts + 1;
     const exhausted = !outcome.ok && attempts >= MAX_ATTEMPTS;
-    await store.record(row.endpoint_id, row.event_id, {
-      state: outcome.ok ? 'delivered' : exhausted ? 'failed' : 'pending',
-      attempts,
-      next_attempt_at:
-        outcome.ok || exhausted ? null : this.clock() + retryDelayMs(attempts, this.deps.random),
-      last_attempt_at: now,
-      last_status: outcome.status,
-      last_latency_ms: outcome.latencyMs,
-      last_error: outcome.error?.slice(0, 500) ?? null,
-    });
+    const next = outcome.ok || exhausted ? null : this.clock() + retryDelayMs(attempts, this.deps.random);
+    // A receiver that keeps not answering: its other deliveries wait for this one's retry.
+    const holdUntil = next !== null && lane.held ? next : undefined;
+    await store.record(
+      row.endpoint_id,
+      row.event_id,
+      {
+        state: outcome.ok ? 'delivered' : exhausted ? 'failed' : 'pending',
+        attempts,
+        next_attempt_at: next,
+        last_attempt_at: now,
+        last_status: outcome.status,
+        last_latency_ms: outcome.latencyMs,
+        last_error: outcome.error?.slice(0, 500) ?? null,
+      },
+      holdUntil,
+    );
+    if (holdUntil !== undefined) lane.drop();
+    if (next !== null) this.wakeBy(next);
     if (exhausted) {
       await store.setEnabled(row.endpoint_id, false, `delivery ${row.event_id} failed ${attempts} times`);
     }

@@ -72,7 +72,7 @@ describe('hostile requests', () => {
           payload: { url: `https://hooks${n}.example.com/p`, events: ['day.published'] },
         });
         const { id } = created.json() as { id: string };
-        await h.stores.webhooks?.enqueue(id, 0, [fuzzDelivery(id)]);
+        await h.stores.webhooks?.enqueue([id], 0, [fuzzDelivery(id)]);
         ids.push(id);
       }
       return ids;

@@ -1,7 +1,7 @@
 /** The retry schedule of webhook deliveries (docs/webhooks.md "Delivery guarantees"). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_ATTEMPTS, RETRY_DELAYS_S, retryDelayMs } from '../../src/webhooks/worker.js';
+import { MAX_ATTEMPTS, RETRY_DELAYS_S, retryDelayMs } from '../../src/webhooks/limits.js';
 
 test('delays grow exponentially, with ±20% jitter, and every retry ends within 24 hours', () => {
   assert.equal(MAX_ATTEMPTS, 11, 'the documented number of attempts');

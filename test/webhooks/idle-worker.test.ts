@@ -10,9 +10,10 @@ import { after, before, describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
 import type { SqlTables } from '../../src/stores/sql/schema.js';
 import { migrateSqlite, openSqlite } from '../../src/stores/sqlite/database.js';
+import { RETRY_DELAYS_S } from '../../src/webhooks/limits.js';
 import { createWebhookService } from '../../src/webhooks/service.js';
 import { WebhookStore } from '../../src/webhooks/store.js';
-import { DeliveryWorker, RETRY_DELAYS_S } from '../../src/webhooks/worker.js';
+import { DeliveryWorker } from '../../src/webhooks/worker.js';
 import { MemoryEventLog } from './memory-event-log.js';
 import { startReceiver } from './receiver.js';
 

@@ -6,6 +6,8 @@ export interface Received {
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
+  /** Date.now() when the whole request had arrived. */
+  readonly at: number;
 }
 
 export async function startReceiver(
@@ -19,7 +21,7 @@ export async function startReceiver(
       body += chunk;
     });
     req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body });
+      received.push({ path: req.url ?? '', headers: req.headers, body, at: Date.now() });
       answer(req.url ?? '', res);
     });
   });

@@ -132,7 +132,7 @@ describe('SQLite: webhook writes while another process holds the write lock', ()
     const due = deliveryRow('whe_kept', 1, now);
     const failed = deliveryRow('whe_kept', 2, now);
     const added = deliveryRow('whe_kept', 3, now);
-    await store.enqueue('whe_kept', 2, [due, failed]);
+    await store.enqueue(['whe_kept'], 2, [due, failed]);
     await store.record('whe_kept', failed.event_id, {
       state: 'failed',
       attempts: 11,
@@ -142,17 +142,17 @@ describe('SQLite: webhook writes while another process holds the write lock', ()
       last_latency_ms: 10,
       last_error: 'answered 503',
     });
-    await store.enqueue('whe_gone', 1, [deliveryRow('whe_gone', 1, now)]);
+    await store.enqueue(['whe_gone'], 1, [deliveryRow('whe_gone', 1, now)]);
 
     const { outcome, pendingAtRelease, longestGapMs } = await underTheLock(path, () =>
       Promise.all([
         store.insertEndpoint(endpointRow('whe_new', 3)),
         // Twice, as two instances would: the delivery is inserted once.
-        store.enqueue('whe_kept', 3, [added]),
-        store.enqueue('whe_kept', 3, [added]),
+        store.enqueue(['whe_kept'], 3, [added]),
+        store.enqueue(['whe_kept'], 3, [added]),
         // Twice from the same row read, as two instances would: only the first takes it.
-        store.claim(due, now + 60_000),
-        store.claim(due, now + 60_000),
+        store.claim([due], now + 60_000),
+        store.claim([due], now + 60_000),
         store.record('whe_kept', due.event_id, {
           state: 'delivered',
           attempts: 1,
@@ -178,8 +178,8 @@ describe('SQLite: webhook writes while another process holds the write lock', ()
       undefined,
       undefined,
       undefined,
-      true,
-      false,
+      [true],
+      [false],
       undefined,
       true,
       true,

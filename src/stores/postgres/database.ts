@@ -148,6 +148,17 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // The due deliveries of given endpoints, a few each, without reading every other endpoint's
+  // backlog (src/webhooks/lanes.ts, docs/webhooks.md "Endpoints that do not answer").
+  '0005_webhook_endpoint_due': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createIndex('webhook_deliveries_endpoint_due')
+        .on('webhook_deliveries')
+        .columns(['endpoint_id', 'state', 'next_attempt_at'])
+        .execute();
+    },
+  },
 };
 
 /** A schema name we can put in a connection option and in SQL without quoting. */

@@ -136,6 +136,17 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // The due deliveries of given endpoints, a few each, without reading every other endpoint's
+  // backlog (src/webhooks/lanes.ts, docs/webhooks.md "Endpoints that do not answer").
+  '0006_webhook_endpoint_due': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createIndex('webhook_deliveries_endpoint_due')
+        .on('webhook_deliveries')
+        .columns(['endpoint_id', 'state', 'next_attempt_at'])
+        .execute();
+    },
+  },
 };
 
 /** Owner-only: the database holds key hashes, which no other local user may read. */
