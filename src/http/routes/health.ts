@@ -10,7 +10,8 @@ const Check = Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]);
 
 /**
  * Stores that can tell a full disk (SQLite, as opened by src/server/serve.ts) carry this: true from
- * a write that failed for lack of space until the next write that succeeds.
+ * a write that failed for lack of space until a write succeeds with more free space than then
+ * (src/stores/sqlite/write-lock.ts).
  */
 export interface DiskReport {
   diskFull(): boolean;
@@ -87,7 +88,7 @@ export function healthRoutes(app: FastifyInstance, deps: { stores: Stores }): vo
                 disk: Type.Optional(
                   Type.Union([Type.Literal('ok'), Type.Literal('full')], {
                     description:
-                      'SQLite only: `full` from a write that failed for lack of space until a write succeeds again.',
+                      'SQLite only: `full` from a write that failed for lack of space until a write succeeds with more free space on the disk than at that failure.',
                   }),
                 ),
               }),

@@ -10,8 +10,13 @@
  * large write that should yield to other requests (a price upload) runs on a connection of its own
  * (`runApart`), where other requests cannot land inside its transaction.
  *
- * It also remembers whether the last write failed for a full disk (SQLITE_FULL), for `/readyz`.
+ * It also remembers whether writes fail for a full disk (SQLITE_FULL), for `/readyz` (README
+ * "Health"): from such a failure until a write succeeds with more room on the disk than there was
+ * at the failure. A small write that fits where the refused one was rolled back (the server's
+ * last-used times, every 5 s) shows no room for prices, so it does not end the report.
  */
+import { statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type SQLite from 'better-sqlite3';
 
@@ -31,8 +36,21 @@ export interface SqliteWriter {
    * requests served in between); readers on other connections see none of it until it commits.
    */
   runApart<T>(conn: SQLite.Database, write: () => Promise<T>): Promise<T>;
-  /** True from a write that failed for a full disk until the next write that succeeds. */
+  /**
+   * True from a write that failed for a full disk until a write succeeds with more free space on
+   * the disk than at that failure (or, where free space cannot be read, any write that succeeds).
+   */
   diskFull(): boolean;
+}
+
+/** Bytes free to this process on the file system holding `file`; undefined where that cannot be read. */
+function freeBytes(file: string): number | undefined {
+  try {
+    const { bavail, bsize } = statfsSync(dirname(file));
+    return bavail * bsize;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The error a write gets when the lock stayed taken for `waitMs`: the guard answers it with a 503. */
@@ -46,7 +64,9 @@ function lockTimeout(waitMs: number): Error {
 /** @example const writer = sqliteWriter(raw); await writer.run(() => raw.prepare(sql).run(id)) */
 export function sqliteWriter(raw: SQLite.Database, waitMs: number = WRITE_WAIT_MS): SqliteWriter {
   let queue: Promise<unknown> = Promise.resolve();
-  let full = false;
+  /** Set by a write that failed for lack of space: the free space then (undefined: unknown). */
+  let full: { readonly freeThen: number | undefined } | undefined;
+  const free = () => (raw.memory ? undefined : freeBytes(raw.name));
 
   /** Takes the write lock on `conn` if it is free now. */
   function begin(conn: SQLite.Database): boolean {
@@ -76,13 +96,16 @@ export function sqliteWriter(raw: SQLite.Database, waitMs: number = WRITE_WAIT_M
 
   function committed(conn: SQLite.Database): void {
     conn.exec('COMMIT');
-    full = false;
+    if (full === undefined) return;
+    const freeThen = full.freeThen;
+    const freeNow = freeThen === undefined ? undefined : free();
+    if (freeThen === undefined || freeNow === undefined || freeNow > freeThen) full = undefined;
   }
 
   function failed(conn: SQLite.Database, error: unknown): never {
     // A failed COMMIT (SQLITE_FULL) may leave the transaction open.
     if (conn.inTransaction) conn.exec('ROLLBACK');
-    if ((error as { code?: string }).code === 'SQLITE_FULL') full = true;
+    if ((error as { code?: string }).code === 'SQLITE_FULL') full = { freeThen: free() };
     throw error;
   }
 
@@ -123,6 +146,6 @@ export function sqliteWriter(raw: SQLite.Database, waitMs: number = WRITE_WAIT_M
         return failed(conn, error);
       }
     },
-    diskFull: () => full,
+    diskFull: () => full !== undefined,
   };
 }
