@@ -46,6 +46,10 @@ function statusLines(s: SourceView): string {
     `  last success  ${when(s.lastSuccess)}${s.pointsWritten === null ? '' : `, ${s.pointsWritten} points written`}`,
     `  last error    ${s.lastError ? `${s.lastError.at}: ${s.lastError.message}` : 'none'}`,
     `  next run      ${when(s.nextRun)}`,
+    ...(s.retryAfterUntil === null
+      ? []
+      : [`  retry after   ${s.retryAfterUntil} (the upstream asked to wait)`]),
+    ...(s.lastSkipped === null ? [] : [`  last skipped  ${s.lastSkipped.at}: ${s.lastSkipped.message}`]),
   ];
   return lines.map(printable).join('\n');
 }

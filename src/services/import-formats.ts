@@ -32,13 +32,25 @@ export interface RawRow {
   readonly unit: string | undefined;
   /** Set when the row could not be read at all; the other fields are then absent. */
   readonly error: string | undefined;
+  /** `end` as written, when given: it must end the series' own interval from `start`. */
+  readonly end?: string | undefined;
+  /** The resolution the file states for the row (a read answer's series entry): must be the series'. */
+  readonly resolution?: string | undefined;
+  /**
+   * The row is no point: it only states `resolution` for points read before the statement (a series
+   * entry that names its resolution after its prices). It is checked, never written.
+   */
+  readonly statesOnly?: boolean;
 }
 
 /** `json`: any JSON text of points (`import-json-document.ts`); `jsonl`: JSON Lines. */
 export type ImportFormat = 'csv' | 'json' | 'jsonl';
 export type RowBatches = AsyncIterable<readonly RawRow[]>;
 
-/** Columns an import understands; `date` and `end` are derived from `start` and so ignored. */
+/**
+ * Columns an import understands. `date` is derived from `start` and so ignored; `end`, when given,
+ * must be where the series' own interval from `start` ends (README "Importing prices").
+ */
 export const KNOWN_COLUMNS = ['symbol', 'date', 'start', 'end', 'price', 'currency', 'unit'] as const;
 const KNOWN = new Set<string>(KNOWN_COLUMNS);
 /** The longest CSV record read (a quoted field may hold line breaks, but not a megabyte of them). */
@@ -50,7 +62,7 @@ export const MAX_RECORD = 1 << 20;
 export const MAX_JSON_LINE = 8192;
 /**
  * The deepest nesting of brackets in a JSON line: a point inside the array's `[`, with room for a
- * nested value in the ignored `date` and `end`. A deeper line is a bad row, never parsed.
+ * nested value in the ignored `date`. A deeper line is a bad row, never parsed.
  */
 export const MAX_JSON_DEPTH = 8;
 /**
@@ -144,6 +156,7 @@ interface Columns {
   readonly width: number;
   readonly symbol: number;
   readonly start: number;
+  readonly end: number;
   readonly price: number;
   readonly currency: number;
   readonly unit: number;
@@ -167,6 +180,7 @@ function readHeader(fields: string[], line: number, needSymbol: boolean): Column
     width: names.length,
     symbol: names.indexOf('symbol'),
     start: names.indexOf('start'),
+    end: names.indexOf('end'),
     price: names.indexOf('price'),
     currency: names.indexOf('currency'),
     unit: names.indexOf('unit'),
@@ -213,6 +227,7 @@ export async function* csvRows(input: Readable, needSymbol: boolean): AsyncGener
       currency: c.currency < 0 ? undefined : (fields[c.currency] as string).trim(),
       unit: c.unit < 0 ? undefined : (fields[c.unit] as string).trim(),
       error: undefined,
+      ...(c.end >= 0 && { end: (fields[c.end] as string).trim() }),
     });
   };
 
@@ -339,7 +354,7 @@ function jsonRow(line: number, text: string): RawRow | undefined {
       `has unknown field "${unknown.slice(0, 40)}"; the fields are ${KNOWN_COLUMNS.join(', ')}`,
     );
   }
-  const wrong = ['symbol', 'start', 'currency', 'unit'].find(
+  const wrong = ['symbol', 'start', 'end', 'currency', 'unit'].find(
     (name) => fields[name] !== undefined && typeof fields[name] !== 'string',
   );
   if (wrong !== undefined) return badRow(line, `field "${wrong}" must be a string`);
@@ -358,6 +373,7 @@ function jsonRow(line: number, text: string): RawRow | undefined {
     currency: fields.currency as string | undefined,
     unit: fields.unit as string | undefined,
     error: undefined,
+    ...(fields.end !== undefined && { end: fields.end as string }),
   };
 }
 

@@ -38,6 +38,10 @@ interface Unit {
   container: boolean;
   /** The container's `symbol` did not match: its points are not read. */
   refused: boolean;
+  /** The resolution a container states (the read answer's series entry), for its points. */
+  stated: string | undefined;
+  /** A container whose points were handed on already: a resolution stated now comes too late for them. */
+  pointsRead: boolean;
   /** Why an element that should be a point is not one (`[1]` where a point belongs). */
   notAPoint: string | undefined;
 }
@@ -65,13 +69,21 @@ function unitAt(line: number, path: string | undefined): Unit {
     tooDeep: false,
     container: false,
     refused: false,
+    stated: undefined,
+    pointsRead: false,
     notAPoint: undefined,
   };
 }
 
-function row(unit: Unit, symbol: string | undefined, error: string | undefined): RawRow {
+function row(
+  unit: Unit,
+  symbol: string | undefined,
+  error: string | undefined,
+  resolution?: string | undefined,
+): RawRow {
   const text = (name: string) => unit.fields.get(name)?.text;
   const price = unit.fields.get('price');
+  const end = error === undefined ? text('end') : undefined;
   return {
     line: unit.line,
     path: unit.path,
@@ -81,11 +93,13 @@ function row(unit: Unit, symbol: string | undefined, error: string | undefined):
     currency: error === undefined ? text('currency') : undefined,
     unit: error === undefined ? text('unit') : undefined,
     error,
+    ...(end !== undefined && { end }),
+    ...(error === undefined && resolution !== undefined && { resolution }),
   };
 }
 
-/** The row of a finished point: its fields, or why it is bad. */
-function pointRow(unit: Unit, symbol: string | undefined): RawRow {
+/** The row of a finished point: its fields, or why it is bad. `resolution`: what its container states. */
+function pointRow(unit: Unit, symbol: string | undefined, resolution?: string): RawRow {
   if (unit.tooDeep)
     return row(unit, symbol, `nests deeper than ${MAX_JSON_DEPTH} levels; a point is one flat object`);
   if (unit.tooLong) return row(unit, symbol, `has a value longer than ${MAX_JSON_VALUE} characters`);
@@ -96,13 +110,13 @@ function pointRow(unit: Unit, symbol: string | undefined): RawRow {
       `has unknown field "${unit.unknown.slice(0, 40)}"; the fields are ${KNOWN_COLUMNS.join(', ')}`,
     );
   }
-  const wrong = ['symbol', 'start', 'currency', 'unit'].find((name) => {
+  const wrong = ['symbol', 'start', 'end', 'currency', 'unit'].find((name) => {
     const value = unit.fields.get(name);
     return value !== undefined && value.kind !== 'string';
   });
   if (wrong !== undefined) return row(unit, symbol, `field "${wrong}" must be a string`);
   if (unit.fields.get('price')?.kind === 'other') return row(unit, symbol, 'field "price" must be a number');
-  return row(unit, symbol, undefined);
+  return row(unit, symbol, undefined, resolution);
 }
 
 /**
@@ -133,6 +147,16 @@ export async function* jsonDocumentRows(input: Readable, symbol?: string): Async
       if ((frame.role === 'series' || frame.role === 'top-object') && frame.unit !== undefined) {
         const named = frame.unit.fields.get('symbol');
         if (named?.kind === 'string') return named.text;
+      }
+    }
+    return undefined;
+  };
+  /** The resolution the nearest container above states, for the points read inside it. */
+  const containerResolution = (): string | undefined => {
+    for (let i = stack.length - 1; i >= 0; i--) {
+      const frame = stack[i] as Frame;
+      if ((frame.role === 'series' || frame.role === 'top-object') && frame.unit?.stated !== undefined) {
+        return frame.unit.stated;
       }
     }
     return undefined;
@@ -240,6 +264,31 @@ export async function* jsonDocumentRows(input: Readable, symbol?: string): Async
     if (parent.role === 'skip' || parent.unit === undefined) return;
     if (isField(parent.key)) parent.unit.fields.set(parent.key, value);
     else noteUnknown(parent);
+    if (parent.key === 'resolution' && (parent.role === 'series' || parent.role === 'top-object')) {
+      stateResolution(parent, value.text);
+    }
+  };
+
+  /**
+   * A container's `resolution`: its points must be of it. Points read before it were handed on
+   * without it, so it then comes as a row of its own, which the import checks and never writes.
+   */
+  const stateResolution = (frame: Frame, resolution: string) => {
+    const unit = frame.unit as Unit;
+    unit.stated = resolution;
+    if (!unit.pointsRead || unit.refused) return;
+    batch.push({
+      line,
+      path: `${frame.path === '' ? '' : `${frame.path}.`}resolution`,
+      symbol: containerSymbol() ?? symbol,
+      start: undefined,
+      price: undefined,
+      currency: undefined,
+      unit: undefined,
+      error: undefined,
+      resolution,
+      statesOnly: true,
+    });
   };
 
   /** A container's `symbol` against the upload's: one bad row, and its points are not read. */
@@ -271,7 +320,8 @@ export async function* jsonDocumentRows(input: Readable, symbol?: string): Async
       batch.push(row(unit, undefined, why));
     } else if (frame.role === 'point') {
       const owner = stack[stack.length - 1]?.unit;
-      if (owner?.refused !== true) batch.push(pointRow(unit, containerSymbol()));
+      if (owner?.refused !== true) batch.push(pointRow(unit, containerSymbol(), containerResolution()));
+      if (owner !== undefined) owner.pointsRead = true;
     } else if (frame.role === 'top-object' || frame.role === 'series') {
       if (!unit.container) {
         // A top-level object without prices is a point; a series without prices holds none.

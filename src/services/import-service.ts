@@ -1,12 +1,13 @@
 /**
  * Price imports (README "Importing prices"): every row is checked (known series, RFC 3339 start on the series' grid,
+ * an interval of the series' own resolution where the row gives an `end` or the file states one,
  * a plain decimal price, no interval twice in one import), valid points are written in batches into
  * one all-or-nothing store session, and the first bad row stops the writing but not the checking,
  * so the answer names every bad row (the first 100 of them). Memory stays flat: rows stream through,
  * and the duplicate check keeps one bit per quarter hour of the time span each series touches.
  */
 import { checkNumberPrice, checkPrice } from '../domain/prices/decimal.js';
-import { isOnGrid, RESOLUTIONS } from '../domain/time/days.js';
+import { formatInstant, intervalEnd, isOnGrid, RESOLUTIONS } from '../domain/time/days.js';
 import { parseRfc3339 } from '../domain/time/rfc3339.js';
 import { offsetMinutes } from '../domain/time/zone.js';
 import type { ImportPoint, PriceStore, PriceWriteSession, Series } from '../stores/types.js';
@@ -86,6 +87,18 @@ class GridCheck {
     if (start % QUARTER_HOUR_MS !== 0) return false;
     const local = (start - day * DAY_MS) / 60_000 + this.offset;
     return (((local % 1440) + 1440) % 1440) % this.minutes === 0;
+  }
+
+  /**
+   * Where the interval from `start` (just found on the grid by `onGrid`) ends: on a day without a
+   * DST change one resolution of elapsed time later, else as `intervalEnd` finds it.
+   */
+  endOf(start: number): number {
+    const { timezone, resolution } = this.series;
+    if (resolution !== 'P1D' && this.steady && Math.floor(start / DAY_MS) === this.day) {
+      return start + this.minutes * 60_000;
+    }
+    return intervalEnd(start, timezone, resolution);
   }
 }
 
@@ -177,6 +190,7 @@ export function createImportService({ prices }: { prices: PriceStore }) {
         for await (const rows of batches) {
           for (const row of rows) {
             const point = checkRow(row);
+            if (point === undefined) continue;
             if (typeof point === 'string') {
               await fail(row.line, row.path === undefined ? point : `${row.path}: ${point}`);
               continue;
@@ -213,8 +227,8 @@ export function createImportService({ prices }: { prices: PriceStore }) {
         await session?.rollback();
       }
 
-      /** The point of a good row, or why the row is bad. */
-      function checkRow(row: RawRow): ImportPoint | string {
+      /** The point of a good row, why the row is bad, or nothing for a good row that is no point. */
+      function checkRow(row: RawRow): ImportPoint | string | undefined {
         if (row.error !== undefined) return row.error;
         let symbol = row.symbol === undefined || row.symbol === '' ? undefined : row.symbol.toUpperCase();
         if (options.symbol !== undefined) {
@@ -227,6 +241,10 @@ export function createImportService({ prices }: { prices: PriceStore }) {
         const state = stateOf(symbol);
         if (state === undefined) return `unknown series ${clip(symbol)}`;
         const { series } = state;
+        if (row.resolution !== undefined && row.resolution !== series.resolution) {
+          return `the file states resolution ${clip(row.resolution)}, but ${series.symbol} is ${series.resolution}: upload it to a series of that resolution`;
+        }
+        if (row.statesOnly === true) return undefined;
         if (row.start === undefined || row.start === '') return 'start is missing';
         const start = parseRfc3339(row.start);
         if (start === undefined) {
@@ -236,6 +254,10 @@ export function createImportService({ prices }: { prices: PriceStore }) {
           return `start ${clip(row.start)} is out of range: it must be before 9999-12-31T00:00:00Z`;
         if (!state.grid.onGrid(start)) {
           return `start ${clip(row.start)} is not on the ${series.resolution} grid of ${series.symbol} in ${series.timezone}`;
+        }
+        if (row.end !== undefined && row.end !== '') {
+          const wrongEnd = checkEnd(row.end, start, state);
+          if (wrongEnd !== undefined) return wrongEnd;
         }
         if (row.price === undefined) return 'price is missing';
         const price = typeof row.price === 'number' ? checkNumberPrice(row.price) : checkPrice(row.price);
@@ -252,6 +274,26 @@ export function createImportService({ prices }: { prices: PriceStore }) {
       }
     },
   };
+}
+
+/**
+ * Why `endText` does not end the series' own interval from `start`, or nothing when it does: an
+ * interval of another resolution (an hourly export sent to a quarter-hour series) would otherwise
+ * replace the points it does not describe.
+ */
+function checkEnd(endText: string, start: number, state: SeriesState): string | undefined {
+  const end = parseRfc3339(endText);
+  if (end === undefined) return `end "${clip(endText)}" is not an RFC 3339 timestamp with Z or an offset`;
+  const expected = state.grid.endOf(start);
+  if (end === expected) return undefined;
+  const { symbol, resolution, timezone } = state.series;
+  return `end ${clip(endText)} makes an interval of ${elapsed(end - start)}, not one of the ${resolution} intervals of ${symbol} (from this start it ends at ${formatInstant(expected, timezone)}): upload it to a series of that resolution`;
+}
+
+/** An elapsed time in words: `60 minutes`, `-15 minutes`. */
+function elapsed(ms: number): string {
+  const minutes = ms / 60_000;
+  return `${Number.isInteger(minutes) ? minutes : minutes.toFixed(3)} minute${minutes === 1 ? '' : 's'}`;
 }
 
 function clip(text: string): string {

@@ -24,6 +24,11 @@ export interface SourceConfig {
   readonly schedule: readonly ScheduleEntry[];
   /** Which days a scheduled run asks for. */
   readonly plan: SourcePlan;
+  /**
+   * The least time from one run's end to a manual run's start (`minSpacingSeconds`, default
+   * `DEFAULT_MIN_SPACING_S`): an operator's runs in a row do not spend the upstream's quota.
+   */
+  readonly minSpacingMs: number;
   /** The settings as written, with every `${VAR}` left as written: safe to show. */
   readonly settings: Readonly<Record<string, unknown>>;
   /** The connector, built with the secrets; they exist nowhere else. */
@@ -34,7 +39,11 @@ export interface SourceConfig {
 const SECRET = /^(token|password|secret|api[-_]?key|key)$/i;
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 /** Settings of the schedule, not of the connector. */
-const SCHEDULE_FIELDS = ['type', 'schedule', 'scheduleZone'];
+const SCHEDULE_FIELDS = ['type', 'schedule', 'scheduleZone', 'minSpacingSeconds'];
+/** The default least spacing of manual runs of one source (docs/sources.md "Schedules"). */
+export const DEFAULT_MIN_SPACING_S = 60;
+/** The longest spacing a source may ask for: one day. */
+const MAX_SPACING_S = 86_400;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -103,6 +112,7 @@ function parseSource(name: string, entry: unknown, env: Env): SourceConfig {
     type,
     schedule: parseSchedule(settings, plan, at),
     plan,
+    minSpacingMs: parseSpacing(settings['minSpacingSeconds'], at) * 1000,
     settings: { ...settings },
     connect: (upstream) => createConnector(type, resolved, upstream),
   };
@@ -153,6 +163,17 @@ function parseSchedule(
     }
     return { cron, zone };
   });
+}
+
+function parseSpacing(value: unknown, at: (field: string) => string): number {
+  if (value === undefined) return DEFAULT_MIN_SPACING_S;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_SPACING_S) {
+    throw new SourceConfigError(
+      at('minSpacingSeconds'),
+      `must be a whole number of seconds from 0 to ${MAX_SPACING_S}`,
+    );
+  }
+  return value;
 }
 
 function isZone(zone: string): boolean {

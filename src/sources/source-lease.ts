@@ -40,6 +40,8 @@ export interface RecordedRun {
   readonly failuresInARow: number;
   /** The start of the newest local day complete in every series the source fills. */
   readonly newestCompleteDayAt?: number | undefined;
+  /** The upstream's `Retry-After` of the last run: no run asks it again before this instant. */
+  readonly retryAfterUntil?: number | undefined;
 }
 
 /** The embedded default: one process, so one holder. */

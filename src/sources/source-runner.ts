@@ -3,10 +3,12 @@
  * source's lease and runs it, unless a run is already going (a run never overlaps itself) or another
  * instance claimed that instant. A failed run is asked again after an exponential backoff with
  * jitter, never sooner than the upstream's `Retry-After`, until the next scheduled run takes over.
+ * No run asks an upstream inside its `Retry-After`, and manual runs are spaced (./run-spacing.ts).
  */
 import { localDate } from '../domain/time/days.js';
 import type { PriceStore } from '../stores/types.js';
 import { runSource, type SourceRun } from './run-source.js';
+import { newestRun, type RunWait, runWait } from './run-spacing.js';
 import { backoffMs, type ScheduledJob, type Scheduler, type Timer } from './scheduler.js';
 import type { SourceConfig } from './source-config.js';
 import { newestCompleteDay, scheduledWindow, tomorrowComplete } from './source-days.js';
@@ -37,12 +39,25 @@ export interface SourceStatus {
   readonly newestCompleteDayAt: number | undefined;
   /** The zone whose local days a run asks for (and a backfill's dates are read in). */
   readonly windowZone: string;
+  /** The upstream asked (`Retry-After`) not to be called before this instant (epoch ms). */
+  readonly retryAfterUntil: number | undefined;
+  /** The last scheduled run that did not ask the upstream, on this instance, and why. */
+  readonly lastSkipped: { readonly at: number; readonly message: string } | undefined;
+  /** The least time between a run and a manual run after it. */
+  readonly minSpacingMs: number;
 }
 
-/** What a run request got: a run, or why none happened. */
+/** What a run request got: a run, or why none happened (`too-soon`: with the last run instead). */
 export type RunOutcome =
   | { readonly ran: true; readonly run: SourceRun; readonly window: SourceWindow }
-  | { readonly ran: false; readonly reason: 'running' | 'elsewhere' };
+  | { readonly ran: false; readonly reason: 'running' | 'elsewhere' }
+  | {
+      readonly ran: false;
+      readonly reason: 'too-soon';
+      readonly wait: RunWait;
+      readonly last: RecordedRun;
+      readonly spacingMs: number;
+    };
 
 export interface SourceRunnerDeps {
   readonly prices: PriceStore;
@@ -70,7 +85,7 @@ export class SourceRunner {
   private sharing: Promise<void> | undefined;
   private state: Omit<
     SourceStatus,
-    'name' | 'type' | 'schedule' | 'settings' | 'running' | 'nextRunAt' | 'windowZone'
+    'name' | 'type' | 'schedule' | 'settings' | 'running' | 'nextRunAt' | 'windowZone' | 'minSpacingMs'
   > = {
     lastRunAt: undefined,
     lastSuccessAt: undefined,
@@ -78,6 +93,8 @@ export class SourceRunner {
     pointsWritten: undefined,
     failuresInARow: 0,
     newestCompleteDayAt: undefined,
+    retryAfterUntil: undefined,
+    lastSkipped: undefined,
   };
   private readonly connector: SourceConnector;
 
@@ -121,21 +138,37 @@ export class SourceRunner {
       running: this.running !== undefined,
       nextRunAt: next.length === 0 ? undefined : Math.min(...next),
       windowZone: this.source.plan.window.zone,
+      minSpacingMs: this.source.minSpacingMs,
       ...this.state,
-      ...(shared && (shared.lastRunAt ?? 0) > (this.state.lastRunAt ?? 0) && shared),
+      ...newestRun(this.state, shared),
     };
   }
 
   /** A run now, of `window` or of the scheduled window; `slot` is the cron instant when scheduled. */
   async run(window?: SourceWindow, slot?: number): Promise<RunOutcome> {
     if (this.running !== undefined) return { ran: false, reason: 'running' };
-    const running = this.claimAndRun(window, slot);
+    const running = this.waitedOrRun(window, slot);
     this.running = running;
     try {
       return await running;
     } finally {
       this.running = undefined;
     }
+  }
+
+  /** The run, unless the upstream may not be asked yet: then the newest run any instance recorded. */
+  private async waitedOrRun(window: SourceWindow | undefined, slot: number | undefined): Promise<RunOutcome> {
+    const last = await this.lastRun();
+    const spacingMs = slot === undefined ? this.source.minSpacingMs : 0;
+    const wait = runWait(this.deps.scheduler.now(), last, spacingMs);
+    if (wait !== undefined) return { ran: false, reason: 'too-soon', wait, last, spacingMs };
+    return this.claimAndRun(window, slot);
+  }
+
+  /** This instance's last run, or another instance's when newer (a failure to read is no run). */
+  private async lastRun(): Promise<RecordedRun> {
+    const shared = await this.deps.lease.recorded().catch(() => new Map<string, RecordedRun>());
+    return newestRun(this.state, shared.get(this.source.name));
   }
 
   private async claimAndRun(window: SourceWindow | undefined, slot: number | undefined): Promise<RunOutcome> {
@@ -183,6 +216,14 @@ export class SourceRunner {
     // Two crons of one schedule may name the same instant (12:00 is in both day-ahead ones).
     if (slot === this.lastSlot) return;
     this.lastSlot = slot;
+    // Inside the upstream's Retry-After the instant is skipped, and a retry planned after it stays.
+    const wait = runWait(this.deps.scheduler.now(), await this.lastRun(), 0);
+    if (wait !== undefined) {
+      const until = new Date(wait.until).toISOString();
+      const message = `skipped: the upstream asked not to be called before ${until} (Retry-After)`;
+      this.state = { ...this.state, lastSkipped: { at: this.deps.scheduler.now(), message } };
+      return;
+    }
     // A scheduled run replaces a pending retry.
     this.retry?.timer.cancel();
     this.retry = undefined;
@@ -202,6 +243,7 @@ export class SourceRunner {
       ...this.state,
       lastSuccessAt: at,
       lastError: undefined,
+      retryAfterUntil: undefined,
       pointsWritten: run.written,
       failuresInARow: 0,
       newestCompleteDayAt: await newestCompleteDay(this.deps.prices, symbols, at),
@@ -221,11 +263,13 @@ export class SourceRunner {
 
   private failed(message: string, retryAfterMs: number | undefined, slot: number | undefined): void {
     const failures = this.state.failuresInARow + 1;
+    const now = this.deps.scheduler.now();
     this.state = {
       ...this.state,
-      lastRunAt: this.deps.scheduler.now(),
-      lastError: { at: this.deps.scheduler.now(), message },
+      lastRunAt: now,
+      lastError: { at: now, message },
       failuresInARow: failures,
+      retryAfterUntil: retryAfterMs === undefined ? undefined : now + retryAfterMs,
     };
     void this.share();
     // Retries belong to scheduled runs; an operator's run reports its failure and is done.

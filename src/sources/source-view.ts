@@ -4,6 +4,7 @@
  * name). And the window of a backfill, from local dates.
  */
 import { dayBounds, isCalendarDate } from '../domain/time/days.js';
+import { lastRunWords } from './run-spacing.js';
 import type { RunOutcome, SourceStatus } from './source-runner.js';
 import type { SourceWindow } from './types.js';
 
@@ -23,6 +24,11 @@ export interface SourceView {
   readonly failuresInARow: number;
   readonly nextRun: string | null;
   readonly pointsWritten: number | null;
+  /** The upstream asked (`Retry-After`) not to be called before then: runs wait until it. */
+  readonly retryAfterUntil: string | null;
+  /** The last scheduled run that did not ask the upstream, and why. */
+  readonly lastSkipped: { readonly at: string; readonly message: string } | null;
+  readonly minSpacingSeconds: number;
 }
 
 const iso = (at: number | undefined) => (at === undefined ? null : new Date(at).toISOString());
@@ -46,34 +52,62 @@ export function sourceView(status: SourceStatus): SourceView {
     failuresInARow: status.failuresInARow,
     nextRun: iso(status.nextRunAt),
     pointsWritten: status.pointsWritten ?? null,
+    retryAfterUntil: iso(status.retryAfterUntil),
+    lastSkipped: status.lastSkipped
+      ? { at: iso(status.lastSkipped.at) ?? '', message: status.lastSkipped.message }
+      : null,
+    minSpacingSeconds: status.minSpacingMs / 1000,
   };
 }
 
 export interface RunView {
   readonly source: string;
-  /** `written`: the run stored its points; `failed`: it stored nothing; `busy`: no run happened. */
-  readonly outcome: 'written' | 'failed' | 'busy';
+  /**
+   * `written`: the run stored its points; `failed`: it stored nothing; `busy`: no run happened, one
+   * is going; `too_soon`: no run happened, the upstream may not be asked yet (`lastRun` says what
+   * the last run did, `nextRunAllowedAt` from when it may).
+   */
+  readonly outcome: 'written' | 'failed' | 'busy' | 'too_soon';
   readonly message: string;
   readonly from: string | null;
   readonly to: string | null;
   readonly pointsWritten: number;
   readonly series: { readonly symbol: string; readonly points: number; readonly created: boolean }[];
+  readonly nextRunAllowedAt: string | null;
+  readonly lastRun: {
+    readonly at: string;
+    readonly outcome: 'written' | 'failed';
+    readonly message: string;
+    readonly pointsWritten: number;
+  } | null;
 }
 
 /** What a run request got, in plain words. */
 export function runView(source: string, outcome: RunOutcome): RunView {
+  const none = { from: null, to: null, pointsWritten: 0, series: [], nextRunAllowedAt: null, lastRun: null };
+  if (!outcome.ran && outcome.reason === 'too-soon') return tooSoonView(source, outcome);
   if (!outcome.ran) {
     const message =
       outcome.reason === 'running'
         ? `${source} is running already; ask again when it is done`
         : `${source} is running on another instance; ask again when it is done`;
-    return { source, outcome: 'busy', message, from: null, to: null, pointsWritten: 0, series: [] };
+    return { ...none, source, outcome: 'busy', message };
   }
   const { run, window } = outcome;
   const from = new Date(window.from).toISOString();
   const to = new Date(window.to).toISOString();
+  const more = { nextRunAllowedAt: null, lastRun: null };
   if (!run.ok)
-    return { source, outcome: 'failed', message: run.message, from, to, pointsWritten: 0, series: [] };
+    return {
+      source,
+      outcome: 'failed',
+      message: run.message,
+      from,
+      to,
+      pointsWritten: 0,
+      series: [],
+      ...more,
+    };
   const message = `${source} wrote ${run.written} point${run.written === 1 ? '' : 's'}`;
   return {
     source,
@@ -83,6 +117,41 @@ export function runView(source: string, outcome: RunOutcome): RunView {
     to,
     pointsWritten: run.written,
     series: [...run.series],
+    ...more,
+  };
+}
+
+/** No new run: the last one's result instead, and from when the upstream may be asked again. */
+function tooSoonView(source: string, outcome: Extract<RunOutcome, { reason: 'too-soon' }>): RunView {
+  const { wait, last } = outcome;
+  const until = new Date(wait.until).toISOString();
+  const why =
+    wait.why === 'retry-after'
+      ? `the upstream asked not to be called before ${until} (Retry-After)`
+      : `runs of ${source} are at least ${outcome.spacingMs / 1000} s apart (minSpacingSeconds); the next may start at ${until}`;
+  const words = last.lastRunAt === undefined ? undefined : lastRunWords(last);
+  const lastRun =
+    last.lastRunAt === undefined || words === undefined
+      ? null
+      : {
+          at: new Date(last.lastRunAt).toISOString(),
+          ...words,
+          pointsWritten: words.outcome === 'written' ? (last.pointsWritten ?? 0) : 0,
+        };
+  const said =
+    lastRun === null
+      ? ''
+      : `; its last run (${lastRun.at}) ${lastRun.outcome === 'written' ? lastRun.message : `failed: ${lastRun.message}`}`;
+  return {
+    source,
+    outcome: 'too_soon',
+    message: `${source} was not run again: ${why}${said}`,
+    from: null,
+    to: null,
+    pointsWritten: 0,
+    series: [],
+    nextRunAllowedAt: until,
+    lastRun,
   };
 }
 

@@ -144,8 +144,8 @@ describe('hostile price bodies', () => {
     const deepValue = `{"start":"2026-11-20T00:30:00+01:00","price":1,"end":${'{"a":'.repeat(1000)}1${'}'.repeat(1000)}}`;
     assertInvalid(await put(`${b}\n${deep}\n${deepValue}\n`), [2, 3], /nests deeper than/);
     // At the limit, an ignored field may still hold a nested value: one level for the point itself.
-    const nestedEnd = `{"start":"2026-11-20T00:30:00+01:00","price":1,"end":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`;
-    const answer = await put(`${b}\n${nestedEnd}\n`);
+    const nestedDate = `{"start":"2026-11-20T00:30:00+01:00","price":1,"date":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}}`;
+    const answer = await put(`${b}\n${nestedDate}\n`);
     assert.equal(answer.status, 200, answer.text);
   });
 

@@ -140,5 +140,6 @@ export function expectedCsvRows(file: CsvFile, rendered: RenderedCsv): RawRow[] 
     currency: at(row, 'currency'),
     unit: at(row, 'unit'),
     error: undefined,
+    ...(file.columns.includes('end') && { end: at(row, 'end') }),
   }));
 }

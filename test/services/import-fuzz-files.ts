@@ -3,6 +3,7 @@
  * them.
  */
 import fc from 'fast-check';
+import { intervalEnd } from '../../src/domain/time/days.js';
 import { KNOWN_COLUMNS } from '../../src/services/import-formats.js';
 import type { Series } from '../../src/stores/types.js';
 import { type Column, HTTP_SERIES, type Mode, poolOf, SERIES, storedPrice } from './import-fuzz-basics.js';
@@ -20,10 +21,12 @@ export interface PointSpec {
   /** '' when the row leaves it out. */
   readonly currency: string;
   readonly unit: string;
-  /** The ignored columns: anything at all (CSV text, JSON value). */
+  /** The ignored column: anything at all (CSV text, JSON value). */
   readonly date: string;
-  readonly end: string;
   readonly jsonDate: string;
+  /** Where the series' interval from `start` ends, in any spelling, or '' (no end given). */
+  readonly end: string;
+  /** `end` as a JSON string. */
   readonly jsonEnd: string;
 }
 
@@ -57,9 +60,8 @@ function pointArb(mode: Mode): fc.Arbitrary<PointSpec> {
       currency: fc.boolean(),
       unit: fc.boolean(),
       date: ignoredCsv,
-      end: ignoredCsv,
       jsonDate: ignoredJson,
-      jsonEnd: ignoredJson,
+      end: fc.option(spellingArb, { nil: undefined }),
     })
     .map((p) => {
       const pool = poolOf(p.series);
@@ -70,6 +72,8 @@ function pointArb(mode: Mode): fc.Arbitrary<PointSpec> {
           : p.symbol === 'empty' && mode === 'http'
             ? ''
             : p.series.symbol;
+      const { timezone, resolution } = p.series;
+      const end = p.end === undefined ? '' : spell(intervalEnd(start, timezone, resolution), timezone, p.end);
       return {
         series: p.series,
         start,
@@ -80,9 +84,9 @@ function pointArb(mode: Mode): fc.Arbitrary<PointSpec> {
         currency: p.currency ? p.series.currency : '',
         unit: p.unit ? p.series.unit : '',
         date: p.date,
-        end: p.end,
         jsonDate: p.jsonDate,
-        jsonEnd: p.jsonEnd,
+        end,
+        jsonEnd: JSON.stringify(end),
       };
     });
 }

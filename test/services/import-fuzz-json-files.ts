@@ -144,6 +144,7 @@ export function expectedJsonRows(file: JsonFile, rendered: RenderedJson): RawRow
       currency: has('currency') ? point.currency : undefined,
       unit: has('unit') ? point.unit : undefined,
       error: undefined,
+      ...(has('end') && { end: point.end }),
     };
   });
 }

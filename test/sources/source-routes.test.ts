@@ -55,7 +55,7 @@ describe('sources through the API', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pp-source-routes-'));
     writeFileSync(
       join(dir, 'pricepoint.yaml'),
-      `sources:\n  entsoe-no1:\n    type: entsoe\n    zone: NO1\n    token: \${ENTSOE_TOKEN}\n    baseUrl: ${upstream.url('/api')}\n`,
+      `sources:\n  entsoe-no1:\n    type: entsoe\n    zone: NO1\n    token: \${ENTSOE_TOKEN}\n    baseUrl: ${upstream.url('/api')}\n    minSpacingSeconds: 0\n`,
     );
     const config = loadConfig(
       { PRICEPOINT_CONFIG: join(dir, 'pricepoint.yaml'), ENTSOE_TOKEN: TOKEN, PRICEPOINT_LOG_LEVEL: 'info' },
@@ -115,6 +115,8 @@ describe('sources through the API', () => {
       to: '2026-11-23T23:00:00.000Z',
       pointsWritten: 22,
       series: [{ symbol: 'NO1', points: 22, created: true }],
+      nextRunAllowedAt: null,
+      lastRun: null,
     });
     const [source] = (await ask('GET', '/api/v1/sources')).json().sources;
     assert.equal(source.pointsWritten, 22);

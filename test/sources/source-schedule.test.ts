@@ -166,6 +166,8 @@ describe('sources on a schedule', () => {
     const running = start(entsoe('NO1'), clock);
     const window = { from: Date.parse('2026-11-22T23:00Z'), to: Date.parse('2026-11-23T23:00Z') };
     const once = await running.run(window);
+    // Manual runs of one source are at least a minute apart (source-spacing.test.ts).
+    await clock.advanceBy(60_000);
     const twice = await running.run(window);
     assert.ok(once.ran && once.run.ok, JSON.stringify(once));
     // Two of the day's hours have no price in the document (a NaN, and one left out of an A01 curve).

@@ -30,7 +30,7 @@ describe('pricepoint serve with a source', () => {
     const file = join(dataDir, 'pricepoint.yaml');
     writeFileSync(
       file,
-      `sources:\n  entsoe-no1:\n    type: entsoe\n    zone: NO1\n    token: \${ENTSOE_TOKEN}\n    baseUrl: ${upstream.url('/api')}\n`,
+      `sources:\n  entsoe-no1:\n    type: entsoe\n    zone: NO1\n    token: \${ENTSOE_TOKEN}\n    baseUrl: ${upstream.url('/api')}\n    minSpacingSeconds: 0\n`,
     );
     const settings = {
       PRICEPOINT_CONFIG: file,

@@ -87,7 +87,7 @@ export function healthRoutes(app: FastifyInstance, deps: { stores: Stores }): vo
                 disk: Type.Optional(
                   Type.Union([Type.Literal('ok'), Type.Literal('full')], {
                     description:
-                      'SQLite only: `full` from a write that failed for lack of space until a write succeeds again.',
+                      'SQLite only: `full` from a write that failed for lack of space until a write succeeds with more free space on the disk than at that failure.',
                   }),
                 ),
               }),

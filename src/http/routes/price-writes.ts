@@ -25,7 +25,13 @@ const UploadPointSchema = Type.Object(
   {
     start: Type.String({ format: 'date-time', description: 'RFC 3339, with the offset in force then.' }),
     price: Type.Number({ description: 'Kept exactly as written: 41.270 stays 41.270.' }),
-    end: Type.Optional(Type.String({ format: 'date-time', description: 'When given, must be on the grid.' })),
+    end: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          "When given, must be where the series' own interval from `start` ends (elapsed time): a point of another resolution is refused.",
+      }),
+    ),
     symbol: Type.Optional(Type.String({ description: 'When given, must be this series.' })),
     date: Type.Optional(Type.String({ format: 'date' })),
     currency: Type.Optional(Type.String({ description: 'When given, must be the series currency.' })),
@@ -48,8 +54,14 @@ const UploadDocumentSchema = Type.Union(
       {
         series: Type.Array(
           Type.Object(
-            { symbol: Type.String({ description: 'Must be this series.' }), prices: UploadPointsSchema },
-            { additionalProperties: true, description: 'The metadata of the read answer is ignored.' },
+            {
+              symbol: Type.String({ description: 'Must be this series.' }),
+              resolution: Type.Optional(
+                Type.String({ description: "When given, must be the series' own: its points are of it." }),
+              ),
+              prices: UploadPointsSchema,
+            },
+            { additionalProperties: true, description: 'The other metadata of the read answer is ignored.' },
           ),
         ),
       },
@@ -88,7 +100,7 @@ const PricesBodyDoc = {
       schema: {
         type: 'string',
         description:
-          'A header row naming the columns (start and price needed; symbol, date, end, currency, unit optional), then one point per row. The CSV the read endpoints serve imports as is.',
+          'A header row naming the columns (start and price needed; symbol, date, end, currency, unit optional), then one point per row. The CSV the read endpoints serve imports as is into a series of its resolution.',
         examples: ['start,price\n2026-11-22T00:00:00+01:00,41.27\n2026-11-22T01:00:00+01:00,40.98\n'],
       },
     },

@@ -41,22 +41,52 @@ const SourceSchema = Type.Object({
   failuresInARow: Type.Integer({ minimum: 0 }),
   nextRun: Instant,
   pointsWritten: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+  retryAfterUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'The upstream asked (Retry-After) not to be called before then: no run asks it sooner.',
+  }),
+  lastSkipped: Type.Union(
+    [Type.Object({ at: Type.String({ format: 'date-time' }), message: Type.String() }), Type.Null()],
+    { description: 'The last scheduled run that did not ask the upstream, and why.' },
+  ),
+  minSpacingSeconds: Type.Integer({
+    minimum: 0,
+    description:
+      'The least time from one run to a manual run after it (minSpacingSeconds in the config file).',
+  }),
 });
 
 const SourceListSchema = Type.Object({ sources: Type.Array(SourceSchema) });
 
 const RunSchema = Type.Object({
   source: Type.String(),
-  outcome: Type.Union([Type.Literal('written'), Type.Literal('failed'), Type.Literal('busy')], {
-    description:
-      'written: the points are stored; failed: nothing was stored; busy: the source is running already.',
-  }),
+  outcome: Type.Union(
+    [Type.Literal('written'), Type.Literal('failed'), Type.Literal('busy'), Type.Literal('too_soon')],
+    {
+      description:
+        'written: the points are stored; failed: nothing was stored; busy: the source is running already; too_soon: not run again, inside the minimum spacing or the upstream’s Retry-After (see lastRun and nextRunAllowedAt).',
+    },
+  ),
   message: Type.String({ description: 'What happened, in plain words (a failure in the upstream’s own).' }),
   from: Instant,
   to: Instant,
   pointsWritten: Type.Integer({ minimum: 0 }),
   series: Type.Array(
     Type.Object({ symbol: Type.String(), points: Type.Integer({ minimum: 0 }), created: Type.Boolean() }),
+  ),
+  nextRunAllowedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'too_soon: from when a run may ask the upstream again; otherwise null.',
+  }),
+  lastRun: Type.Union(
+    [
+      Type.Object({
+        at: Type.String({ format: 'date-time' }),
+        outcome: Type.Union([Type.Literal('written'), Type.Literal('failed')]),
+        message: Type.String(),
+        pointsWritten: Type.Integer({ minimum: 0 }),
+      }),
+      Type.Null(),
+    ],
+    { description: 'too_soon: what the last run of any instance did; otherwise null.' },
   ),
 });
 
@@ -102,7 +132,7 @@ export function sourceRoutes(
         operationId: 'runSource',
         summary: 'Run a source now',
         description:
-          'Fetches the scheduled window, or the local days from `from` through `to` (both or neither), and waits for the run.',
+          'Fetches the scheduled window, or the local days from `from` through `to` (both or neither), and waits for the run. Inside the source’s minimum spacing (default 60 s) or an upstream’s Retry-After nothing is fetched: the answer is `too_soon` with the last run’s result.',
         tags: ['sources'],
         params: NameParams,
         querystring: RunQuery,
