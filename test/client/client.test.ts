@@ -16,21 +16,12 @@ import {
   type RetryEvent,
 } from '@pricepoint/client';
 import { fetch as undiciFetch } from 'undici';
+import { DEV_SERIES } from '../../src/dev-data/dev-data.js';
 import { createHarness, type Harness, listenHttps } from '../helpers/harness.js';
 
 const NOW = '2026-11-22T10:15:03.120Z';
-const ALL_SYMBOLS = [
-  'NO1',
-  'DE-LU',
-  'JP-TK',
-  'NYISO-J',
-  'EURUSD',
-  'BTC-USD',
-  'XAU-USD',
-  'ACME',
-  'EURNOK',
-  'EURSEK',
-];
+/** Every series of the development data set. */
+const ALL_SYMBOLS = DEV_SERIES.map((s) => s.symbol);
 
 interface Sent {
   url: string;

@@ -3,6 +3,7 @@
  * thing (zones and links in any letter case, symbols in any case and order, dates, resolutions,
  * formats, parameters in any order). Each is a new key for every cache a request can fill.
  */
+import { DEV_SERIES } from '../../src/dev-data/dev-data.js';
 
 /**
  * Zones and links, most of which Intl resolves to another name (US/Pacific, Asia/Kolkata); the long
@@ -23,18 +24,7 @@ const ZONES = [
 ];
 /** Zones of the list whose days begin at :30 UTC, always or in winter. */
 const HALF_HOUR_DAYS = new Set(['Canada/Newfoundland', 'Australia/Lord_Howe', 'Asia/Kolkata']);
-const SYMBOLS = [
-  'NO1',
-  'DE-LU',
-  'JP-TK',
-  'NYISO-J',
-  'EURUSD',
-  'BTC-USD',
-  'XAU-USD',
-  'ACME',
-  'EURNOK',
-  'EURSEK',
-];
+const SYMBOLS = DEV_SERIES.map((s) => s.symbol);
 const RESOLUTIONS = ['PT15M', 'PT30M', 'PT1H', 'P1D'];
 const DAY_MS = 86_400_000;
 
