@@ -19,8 +19,9 @@ import {
 import { firstGridCut, type GridCut } from '../domain/time/grid-cut.js';
 import type { DayProvenance, PriceStore, Series } from '../stores/types.js';
 import { checkConversion, convertDays, type FxPairs, type FxUsed } from './price-conversion.js';
-import { type Ranked, REFERENCE_DAYS, rankDays } from './ranking.js';
+import { daySum, type Ranked, REFERENCE_DAYS, rankDaysAfter } from './ranking.js';
 import { createReadCache, type ReadCacheOptions } from './read-cache.js';
+import { createReferenceSums } from './reference-sums.js';
 import { coverageOf, type SeriesView } from './series-service.js';
 import { readServedDays, type SeriesDay, servedPoint } from './served-days.js';
 import { type TariffedPoint, type Tariffs, tariffConversion, tariffNamed, withTariff } from './tariffs.js';
@@ -160,6 +161,9 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
     weigh: (days) => days.reduce((points, day) => points + 1 + day.prices.length, 0),
   });
 
+  // The days before a ranked day, summed once per series and day (./reference-sums.ts).
+  const referenceSums = createReferenceSums(cacheOptions);
+
   function readable(tier: Tier, series: Series): boolean {
     return tier.kinds === null || tier.kinds.includes(series.kind);
   }
@@ -258,25 +262,52 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
     return { ...query, ...tariffConversion(tariff, query, series, fx), tariff: tariff.name };
   }
 
+  /** Days of one series converted as `query` asks and, with `tariff`, priced under it. */
+  async function valuedDays(days: AnsweredDay[], query: DayQuery): Promise<AnsweredDay[]> {
+    const valued = await converted(days, query);
+    return query.tariff === undefined ? valued : withTariff(valued, tariffNamed(tariffs, query.tariff));
+  }
+
+  /** What ranking compares of each interval: the total under a tariff, else the price as served. */
+  function rankedValues(days: readonly AnsweredDay[], query: DayQuery): (string | undefined)[][] {
+    const valued = query.tariff !== undefined;
+    return days.map((d) => d.prices.map((p) => (valued ? p.total : p.price)));
+  }
+
+  /** The sums of the level's reference days of `w` (from `w.reference` to the day before `w.date`). */
+  function referenceOf(w: DayPlan['wanted'][number], query: DayQuery) {
+    if (w.reference === undefined || w.reference >= w.date) return Promise.resolve([]);
+    const served = servedResolution(w.series.resolution, query.resolution);
+    const fxSymbol =
+      query.currency !== undefined && query.currency !== w.series.currency
+        ? fx[w.series.currency]?.[query.currency]
+        : undefined;
+    const summed = {
+      key: `${w.series.symbol}|${w.zone}|${served}|${query.currency ?? ''}|${query.unit ?? ''}|${query.tariff ?? ''}`,
+      tags: fxSymbol === undefined ? [w.series.symbol] : [w.series.symbol, fxSymbol],
+      sumsOf: async (from: CalendarDate, to: CalendarDate) => {
+        const read = await seriesDays(w.series, from, to, w.zone, query.resolution);
+        const days = await valuedDays(read, query);
+        const values = rankedValues(days, query);
+        return new Map(days.map((d, i) => [d.date, daySum(values[i] ?? [])]));
+      },
+    };
+    return referenceSums.between(summed, w.reference, addDays(w.date, -1));
+  }
+
   /**
    * Consecutive days of one series as answered: converted, under the tariff, ranked. With `rank`,
-   * the days from `reference` are read too, converted and priced the same way, for the levels.
+   * the levels are against the sums of the days from `reference` (./reference-sums.ts).
    */
   async function answeredDays(w: DayPlan['wanted'][number], query: DayQuery): Promise<AnsweredDay[]> {
-    const earlier =
-      w.reference === undefined || w.reference >= w.date
-        ? []
-        : await seriesDays(w.series, w.reference, addDays(w.date, -1), w.zone, query.resolution);
-    const asked = await seriesDays(w.series, w.date, w.to, w.zone, query.resolution);
-    let days: AnsweredDay[] = await converted([...earlier, ...asked], query);
-    if (query.tariff !== undefined) days = withTariff(days, tariffNamed(tariffs, query.tariff));
+    const [asked, before] = await Promise.all([
+      seriesDays(w.series, w.date, w.to, w.zone, query.resolution),
+      query.rank === true ? referenceOf(w, query) : [],
+    ]);
+    const days = await valuedDays(asked, query);
     if (query.rank !== true) return days;
-    const valued = query.tariff !== undefined;
-    const ranks = rankDays(
-      days.map((d) => d.prices.map((p) => (valued ? p.total : p.price))),
-      earlier.length,
-    );
-    return days.slice(earlier.length).map((d, i) => ({
+    const ranks = rankDaysAfter(rankedValues(days, query), before);
+    return days.map((d, i) => ({
       ...d,
       prices: d.prices.map((p, j) => {
         const r = ranks[i]?.[j];
@@ -346,6 +377,7 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
     forget(symbols: readonly string[]): void {
       seriesCache.forget([ALL_SERIES]);
       dayCache.forget(symbols);
+      referenceSums.forget(symbols);
     },
 
     /**
