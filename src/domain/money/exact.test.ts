@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
-import { CONVERTED_DECIMALS, multiplyRounded, perUnit, shiftDecimal } from './exact.js';
+import {
+  CONVERTED_DECIMALS,
+  exactDecimal,
+  multiplyRounded,
+  multiplyRoundedShifted,
+  perUnit,
+  shiftDecimal,
+} from './exact.js';
 
 // An independent reference: decimal.js with enough precision for any product of two 15-digit
 // decimals, rounding half away from zero (ROUND_HALF_UP is away from zero in decimal.js).
@@ -82,6 +89,24 @@ describe('exact conversions', () => {
         },
       ),
       { numRuns: 1_000 },
+    );
+  });
+
+  test('a conversion in one step writes what multiplyRounded then shiftDecimal write', () => {
+    fc.assert(
+      fc.property(
+        decimalText(10),
+        decimalText(8),
+        fc.integer({ min: 0, max: 8 }),
+        fc.constantFrom(-6, -3, 0, 3, 6),
+        (price, rate, decimals, places) => {
+          assert.equal(
+            multiplyRoundedShifted(price, exactDecimal(rate), decimals, places),
+            shiftDecimal(multiplyRounded(price, rate, decimals), places),
+          );
+        },
+      ),
+      { numRuns: 2_000 },
     );
   });
 });
