@@ -16,7 +16,7 @@ import {
   multiplyRoundedShifted,
   perUnit,
 } from '../domain/money/exact.js';
-import { type CalendarDate, intervalEnd, localDate } from '../domain/time/days.js';
+import { type CalendarDate, instantOf, intervalEnd, localDate } from '../domain/time/days.js';
 import type { PriceStore, Series, StoredPrice } from '../stores/types.js';
 import type { ServedPrice } from './served-days.js';
 
@@ -141,7 +141,7 @@ export async function convertDays<T extends ConvertibleDay>(
     let dayFx: FxUsed | null = null;
     let oneRate = true;
     for (const p of d.prices) {
-      const start = Date.parse(p.start);
+      const start = instantOf(p.start);
       // Rates and intervals both ascend: the newest rate whose interval ended by this start.
       while (next < rates.length && (rates[next] as Rate).end <= start) next++;
       const rate = rates[next - 1];

@@ -311,7 +311,7 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
       ...d,
       prices: d.prices.map((p, j) => {
         const r = ranks[i]?.[j];
-        return r === undefined ? p : { ...p, rank: r.rank, level: r.level };
+        return r === undefined ? p : withRank(p, r);
       }),
     }));
   }
@@ -490,6 +490,20 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
       );
     },
   };
+}
+
+/**
+ * `p` with its rank and level. Written out: spreading `p` cost more than ranking it
+ * (bench/README.md, "What a household's answer costs").
+ */
+function withRank(p: AnsweredPoint, { rank, level }: Ranked): AnsweredPoint {
+  const { start, end, price, fx, spot, fees, vat, total } = p;
+  if (spot === undefined || fees === undefined || vat === undefined || total === undefined) {
+    return fx === undefined ? { start, end, price, rank, level } : { start, end, price, fx, rank, level };
+  }
+  return fx === undefined
+    ? { start, end, price, spot, fees, vat, total, rank, level }
+    : { start, end, price, fx, spot, fees, vat, total, rank, level };
 }
 
 /** The series' own dates that a day read in `zone` overlaps (one, or two across a zone's midnight). */

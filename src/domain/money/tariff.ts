@@ -6,7 +6,7 @@
  * Exact decimal arithmetic (./exact.ts), done by ./tariff-pricer.ts; the only rounding is VAT's
  * (`vatDecimals`).
  */
-import type { CalendarDate } from '../time/days.js';
+import { type CalendarDate, instantOf } from '../time/days.js';
 import { CONVERTED_DECIMALS, ENERGY_UNITS, type EnergyUnit } from './exact.js';
 import { tariffPricer } from './tariff-pricer.js';
 
@@ -96,5 +96,5 @@ export function applyTariff(
   zone: string,
 ): (TariffedPrice | undefined)[] {
   const price = tariffPricer(tariff, zone, vatDecimals(tariff.unit));
-  return intervals.map((p) => price(Date.parse(p.start), p.price));
+  return intervals.map((p) => price(instantOf(p.start), p.price));
 }
