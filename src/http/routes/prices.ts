@@ -421,7 +421,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         operationId: 'getPriceRange',
         summary: 'Prices of a range of days',
         description:
-          'Days from `from` to `to`, inclusive, at most 366: one entry in `series` per series and day, ordered by series, then date. Takes one rate-limit unit per started 3,000 intervals on the series own grids (a year of one 15-minute series: 12), stated in `RateLimit-Policy` as `pricepoint-cost`.',
+          'Days from `from` to `to`, inclusive, at most 366: one entry in `series` per series and day, ordered by series, then date. Takes one rate-limit unit per started 3,000 intervals on the series own grids (a year of one 15-minute series: 12); each interval answered counts 1 more when converted, 2 more under a tariff and 1 more with include=rank, whose 7 days before count too (README "Rate limits"). Stated in `RateLimit-Policy` as `pricepoint-cost`.',
         tags: ['prices'],
         querystring: RangeQuerySchema,
         headers: ReadHeadersSchema,
