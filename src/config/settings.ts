@@ -213,6 +213,14 @@ export const SETTINGS = {
     meaning:
       'how long days read from the database, and answers built from them, are reused without a change notice (0: never)',
   }),
+  heavyReadsInFlight: withDefault({
+    env: 'PRICEPOINT_HEAVY_READS_IN_FLIGHT',
+    kind: integer(1, 64),
+    // Two keep a client's own requests overlapping (one read while the other is written out).
+    default: 2,
+    meaning:
+      'heavy reads (converted, tariffed, ranked or over one unit, not in the answer cache) one key builds at once, per client address for tiers counted per key and address; four times as many wait their turn, and one beyond those gets 429 (README "Rate limits")',
+  }),
   fastPath: withDefault({
     env: 'PRICEPOINT_FAST_PATH',
     kind: boolean(),
