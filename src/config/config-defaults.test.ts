@@ -36,6 +36,7 @@ describe('loadConfig defaults', () => {
       redisTimeoutMs: 200,
       readCacheMs: 3_600_000,
       heavyReadsInFlight: 2,
+      heavyReadsPerClient: 2,
       tzData: { systemDir: '/usr/share/zoneinfo' },
       sources: [],
       webhookAllowPrivate: false,

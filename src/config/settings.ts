@@ -216,10 +216,17 @@ export const SETTINGS = {
   heavyReadsInFlight: withDefault({
     env: 'PRICEPOINT_HEAVY_READS_IN_FLIGHT',
     kind: integer(1, 64),
-    // Two keep a client's own requests overlapping (one read while the other is written out).
+    // The event loop is one thread: more at once only makes each wait longer between its turns.
     default: 2,
     meaning:
-      'heavy reads (converted, tariffed, ranked or over one unit, not in the answer cache) one key builds at once, per client address for tiers counted per key and address; four times as many wait their turn, and one beyond those gets 429 (README "Rate limits")',
+      'heavy reads (converted, tariffed, ranked or over one unit, not in the answer cache) the instance builds at once; the others wait their turn, client after client (README "Rate limits")',
+  }),
+  heavyReadsPerClient: withDefault({
+    env: 'PRICEPOINT_HEAVY_READS_PER_CLIENT',
+    kind: integer(1, 64),
+    default: 2,
+    meaning:
+      'heavy reads one key builds at once, per client address for tiers counted per key and address; four times as many wait their turn, and one beyond those gets 429 `rate_limited` (README "Rate limits")',
   }),
   fastPath: withDefault({
     env: 'PRICEPOINT_FAST_PATH',

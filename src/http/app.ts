@@ -225,8 +225,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   healthRoutes(app, { stores });
   metricsRoutes(app, { metrics });
   const heavyReads = createHeavyReads({
-    inFlight: config.heavyReadsInFlight,
-    waiting: 4 * config.heavyReadsInFlight,
+    total: config.heavyReadsInFlight,
+    perClient: config.heavyReadsPerClient,
+    waiting: 4 * config.heavyReadsPerClient,
   });
   priceRoutes(app, {
     prices: services.prices,

@@ -23,7 +23,7 @@ import { daySum, type Ranked, REFERENCE_DAYS, rankDaysAfter } from './ranking.js
 import { createReadCache, type ReadCacheOptions } from './read-cache.js';
 import { createReferenceSums } from './reference-sums.js';
 import { coverageOf, type SeriesView } from './series-service.js';
-import { readServedDays, type SeriesDay, servedPoint } from './served-days.js';
+import { nextTurn, readServedDays, type SeriesDay, servedPoint } from './served-days.js';
 import { type TariffedPoint, type Tariffs, tariffConversion, tariffNamed, withTariff } from './tariffs.js';
 
 export type { SeriesDay, ServedPrice } from './served-days.js';
@@ -161,6 +161,12 @@ export function readWeightOf(
   }
   return Math.max(1, Math.ceil(intervals / INTERVALS_PER_UNIT));
 }
+
+/**
+ * Intervals converted and priced in one turn of the event loop: with a tariff each costs a few
+ * microseconds, so a turn takes a few milliseconds (bench/README.md, `npm run bench:heavy-reads`).
+ */
+const VALUED_PER_TURN = 1_000;
 
 /** At most this many days in one range (docs/api.md). */
 export const MAX_RANGE_DAYS = 366;
@@ -304,10 +310,32 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
     return { ...query, ...tariffConversion(tariff, query, series, fx), tariff: tariff.name };
   }
 
-  /** Days of one series converted as `query` asks and, with `tariff`, priced under it. */
+  /**
+   * Days of one series converted as `query` asks and, with `tariff`, priced under it: in turns of
+   * `VALUED_PER_TURN` intervals, so that a long range lets other requests in between (README
+   * "Decisions"). Each interval's value depends on its own start only, so turns change nothing.
+   */
   async function valuedDays(days: AnsweredDay[], query: DayQuery): Promise<AnsweredDay[]> {
-    const valued = await converted(days, query);
-    return query.tariff === undefined ? valued : withTariff(valued, tariffNamed(tariffs, query.tariff));
+    const tariff = query.tariff === undefined ? undefined : tariffNamed(tariffs, query.tariff);
+    const value = async (part: AnsweredDay[]) => {
+      const valued = await converted(part, query);
+      return tariff === undefined ? valued : withTariff(valued, tariff);
+    };
+    const out: AnsweredDay[] = [];
+    let part: AnsweredDay[] = [];
+    let intervals = 0;
+    for (const day of days) {
+      if (intervals >= VALUED_PER_TURN) {
+        out.push(...(await value(part)));
+        await nextTurn();
+        part = [];
+        intervals = 0;
+      }
+      part.push(day);
+      intervals += day.prices.length;
+    }
+    out.push(...(await value(part)));
+    return out;
   }
 
   /** What ranking compares of each interval: the total under a tariff, else the price as served. */

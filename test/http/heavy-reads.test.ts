@@ -52,7 +52,7 @@ describe('heavy reads in flight, per key', () => {
 
   before(async () => {
     h = await createHarness({
-      config: { tiers: { ...DEFAULT_TIERS, roomy }, heavyReadsInFlight: 1 },
+      config: { tiers: { ...DEFAULT_TIERS, roomy }, heavyReadsPerClient: 1 },
     });
     const prices = h.stores.prices;
     const read = prices.pricesBetween.bind(prices);
@@ -118,30 +118,51 @@ describe('heavy reads in flight, per key', () => {
   });
 });
 
-describe('the heavy reads of one client', () => {
-  test('wait their turn in the order they came, and free their slot when they fail', async () => {
-    const heavy = createHeavyReads({ inFlight: 1, waiting: 3 });
+describe('the turns of heavy reads', () => {
+  /** Reads that start when given a turn and end when the test says so. */
+  function reads(heavy: ReturnType<typeof createHeavyReads>) {
     const started: string[] = [];
     const finish = new Map<string, () => void>();
-    const run = (name: string, fail = false) =>
-      heavy.run('k', async () => {
+    const run = (client: string, name: string, fail = false) =>
+      heavy.run(client, async () => {
         started.push(name);
         await new Promise<void>((resolve) => finish.set(name, resolve));
         if (fail) throw new Error(name);
         return name;
       });
-    const first = run('a', true);
-    const rest = ['b', 'c', 'd'].map((n) => run(n));
+    const end = async (name: string) => {
+      finish.get(name)?.();
+      await sleep(0);
+    };
+    return { started, run, end };
+  }
+
+  test("one client's wait in the order they came, and a failed read frees its turn", async () => {
+    const heavy = createHeavyReads({ total: 4, perClient: 1, waiting: 3 });
+    const { started, run, end } = reads(heavy);
+    const first = run('k', 'a', true).catch((error: Error) => error.message);
+    const rest = ['b', 'c', 'd'].map((n) => run('k', n));
+    await assert.rejects(run('k', 'e'), /this client has 1 being built and 3 waiting/);
     await sleep(0);
     assert.deepEqual(started, ['a']);
-    finish.get('a')?.();
-    await assert.rejects(first, /a/);
+    await end('a');
+    assert.equal(await first, 'a');
     for (const [i, name] of ['b', 'c', 'd'].entries()) {
-      await sleep(0);
       assert.deepEqual(started, ['a', ...['b', 'c', 'd'].slice(0, i + 1)]);
-      finish.get(name)?.();
+      await end(name);
       assert.equal(await rest[i], name);
     }
     assert.equal(heavy.clients, 0, 'nothing is kept once every read is answered');
+  });
+
+  test('the instance builds at most `total` at once, and free turns go to the waiting clients in rotation', async () => {
+    const heavy = createHeavyReads({ total: 1, perClient: 2, waiting: 8 });
+    const { started, run, end } = reads(heavy);
+    const all = [run('a', 'a1'), run('a', 'a2'), run('a', 'a3'), run('b', 'b1'), run('c', 'c1')];
+    await sleep(0);
+    assert.deepEqual(started, ['a1']);
+    for (const name of ['a1', 'a2', 'b1', 'c1', 'a3']) await end(name);
+    await Promise.all(all);
+    assert.deepEqual(started, ['a1', 'a2', 'b1', 'c1', 'a3']);
   });
 });
