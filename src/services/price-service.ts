@@ -166,7 +166,7 @@ export function readWeightOf(
  * Intervals converted and priced in one turn of the event loop: with a tariff each costs a few
  * microseconds, so a turn takes a few milliseconds (bench/README.md, `npm run bench:heavy-reads`).
  */
-const VALUED_PER_TURN = 1_000;
+const VALUED_PER_TURN = 500;
 
 /** At most this many days in one range (docs/api.md). */
 export const MAX_RANGE_DAYS = 366;
@@ -335,6 +335,7 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
       intervals += day.prices.length;
     }
     out.push(...(await value(part)));
+    if (out.length > part.length) await nextTurn();
     return out;
   }
 
