@@ -1,8 +1,10 @@
 /**
  * Exact decimal arithmetic on price texts (docs/data-model.md, "Converted prices"): a price in
  * another currency or per another energy unit is computed on integers (BigInt), never on doubles,
- * so one price at one rate is the same text on every engine and every run.
+ * so one price at one rate is the same text on every engine and every run (on doubles only where
+ * their integers are exact: ./small-decimal.ts).
  */
+import { roundedSmall, type SmallDecimal, smallDecimal, smallText } from './small-decimal.js';
 
 /**
  * Decimals a currency-converted price keeps, in the unit the series is stored in (per MWh for
@@ -24,6 +26,8 @@ export function energyExponent(unit: string): number | undefined {
 export interface ExactDecimal {
   readonly digits: bigint;
   readonly scale: number;
+  /** The same as a double, when its digits fit (./small-decimal.ts). */
+  readonly small?: SmallDecimal | undefined;
 }
 
 const PLAIN = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
@@ -77,7 +81,7 @@ export function multiplyRounded(price: string, rate: string, decimals = CONVERTE
  * @example exactDecimal('11.5847') // { digits: 115847n, scale: 4 }
  */
 export function exactDecimal(text: string): ExactDecimal {
-  return parse(text);
+  return { ...parse(text), small: smallDecimal(text) };
 }
 
 /**
@@ -91,6 +95,14 @@ export function multiplyRoundedShifted(
   decimals: number,
   places: number,
 ): string {
+  const small = rate.small && smallDecimal(price);
+  if (small !== undefined && rate.small !== undefined) {
+    const product = small.n * rate.small.n;
+    if (Number.isSafeInteger(product)) {
+      const rounded = roundedSmall(product, small.scale + rate.small.scale, decimals);
+      return smallText(rounded.n, rounded.scale - places);
+    }
+  }
   const a = parse(price);
   const rounded = roundTo({ digits: a.digits * rate.digits, scale: a.scale + rate.scale }, decimals);
   return format({ digits: rounded.digits, scale: rounded.scale - places });

@@ -2,12 +2,14 @@
  * The arithmetic of ./tariff.ts for many intervals at once (docs/tariffs.md): what depends only on
  * the local day (the versions in force, the fee rules of its weekday and month) is worked out once
  * per day, each fee once per fixed amount and rule, and each interval then parses its spot price
- * once and adds and multiplies integers (BigInt), writing two texts. The texts are the ones the
+ * once and adds and multiplies integers (on doubles where they stay exact, ./small-decimal.ts,
+ * else BigInt), writing two texts. The texts are the ones the
  * rules of ./tariff.ts define, exactly: every part is written without trailing fraction zeros, and
  * a fee that is only the fixed amount keeps the amount's text as configured.
  */
 import { offsetMinutes } from '../time/zone.js';
 import { shiftDecimal } from './exact.js';
+import { roundedSmall, type SmallDecimal, shifted, smallDecimal, smallText } from './small-decimal.js';
 import type { FeeRule, Tariff, TariffedPrice, Versioned } from './tariff.js';
 import { addDecimals, decimalsOf, scaled, unscaled } from './tariff-decimal.js';
 
@@ -20,6 +22,7 @@ interface Scaled {
 /** A fee as answered (`text`) and as computed with. */
 interface Fee extends Scaled {
   readonly text: string;
+  readonly small: SmallDecimal | undefined;
 }
 
 /** What a local day's intervals are priced by; `null` where a part has no version in force. */
@@ -28,7 +31,7 @@ interface DayTerms {
   /** The rules of the fee version in force that hold on this weekday and month, in order. */
   readonly rules: readonly FeeRule[];
   /** VAT as a factor (25% is 0.25), or `undefined` without VAT. */
-  readonly vat: Scaled | undefined;
+  readonly vat: (Scaled & { readonly small: SmallDecimal | undefined }) | undefined;
 }
 
 const DAY_MS = 86_400_000;
@@ -36,11 +39,44 @@ const WEEKDAY_OF_DAY_ZERO = 4; // 1970-01-01 was a Thursday (`getUTCDay` 4)
 const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 const POWERS = Array.from({ length: 40 }, (_, i) => 10n ** BigInt(i));
 const pow10 = (n: number): bigint => POWERS[n] ?? 10n ** BigInt(n);
-const NO_FEE: Fee = { text: '0', digits: 0n, scale: 0 };
+const NO_FEE: Fee = { text: '0', digits: 0n, scale: 0, small: { n: 0, scale: 0 } };
 
 function parsed(text: string): Scaled {
   const scale = decimalsOf(text);
   return { digits: scaled(text, scale), scale };
+}
+
+function withSmall(text: string): Scaled & { readonly small: SmallDecimal | undefined } {
+  return { ...parsed(text), small: smallDecimal(text) };
+}
+
+/**
+ * The parts on doubles (./small-decimal.ts) when every value stays a safe integer, else `undefined`
+ * (the caller then computes them on BigInt).
+ */
+function smallParts(
+  spot: string,
+  fee: Fee,
+  vat: DayTerms['vat'],
+  vatDecimals: number,
+): { vat: string; total: string } | undefined {
+  const price = smallDecimal(spot);
+  if (price === undefined || fee.small === undefined || (vat !== undefined && vat.small === undefined)) {
+    return undefined;
+  }
+  const scale = Math.max(price.scale, fee.small.scale);
+  const net = shifted(price.n, scale - price.scale) + shifted(fee.small.n, scale - fee.small.scale);
+  if (!Number.isSafeInteger(net)) return undefined;
+  let tax: SmallDecimal = { n: 0, scale: 0 };
+  if (vat?.small !== undefined) {
+    const product = net * vat.small.n;
+    if (!Number.isSafeInteger(product)) return undefined;
+    tax = roundedSmall(product, scale + vat.small.scale, vatDecimals);
+  }
+  const totalScale = Math.max(scale, tax.scale);
+  const total = shifted(net, totalScale - scale) + shifted(tax.n, totalScale - tax.scale);
+  if (!Number.isSafeInteger(total)) return undefined;
+  return { vat: smallText(tax.n, tax.scale), total: smallText(total, totalScale) };
 }
 
 /** `value` rounded half away from zero to at most `decimals` fraction digits. */
@@ -102,7 +138,7 @@ export function tariffPricer(
           (r.weekdays === undefined || r.weekdays.includes(weekday)) &&
           (r.months === undefined || r.months.includes(month)),
       ),
-      vat: vat === undefined ? undefined : parsed(shiftDecimal(vat.percent, -2)),
+      vat: vat === undefined ? undefined : withSmall(shiftDecimal(vat.percent, -2)),
     };
   }
 
@@ -117,7 +153,7 @@ export function tariffPricer(
     if (fee === undefined) {
       const base = fixed === undefined ? '0' : fixed.amount;
       const text = rule === undefined ? base : addDecimals(base, rule.amount);
-      fee = text === '0' ? NO_FEE : { text, ...parsed(text) };
+      fee = text === '0' ? NO_FEE : { text, ...withSmall(text) };
       byRule.set(rule, fee);
     }
     return fee;
@@ -139,6 +175,8 @@ export function tariffPricer(
       return from <= to ? from <= minute && minute < to : minute >= from || minute < to;
     });
     const fee = feeOf(terms.fixed, rule);
+    const small = smallParts(spot, fee, terms.vat, vatDecimals);
+    if (small !== undefined) return { spot, fees: fee.text, vat: small.vat, total: small.total };
     const net = add(parsed(spot), fee);
     const vat =
       terms.vat === undefined
