@@ -161,14 +161,14 @@ export function startChild(
 
 /**
  * `pricepoint serve --dev-data --json` (the embedded default) in a fresh temporary folder, removed
- * at the cleanup, with `tiers` in its config file: the folder, the CLI's settings for it, the
- * server, and its generated certificate.
+ * at the cleanup, with `tiers` and the rest of `more` (`fx`, `tariffs`) in its config file: the
+ * folder, the CLI's settings for it, the server, and its generated certificate.
  */
-export async function startEmbeddedServer(prefix: string, tiers: object) {
+export async function startEmbeddedServer(prefix: string, tiers: object, more: object = {}) {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
   const config = join(dir, 'config.json');
-  await writeFile(config, JSON.stringify({ tiers }));
+  await writeFile(config, JSON.stringify({ ...more, tiers }));
   const settings = {
     PRICEPOINT_CONFIG: config,
     PRICEPOINT_PORT: '0',

@@ -35,6 +35,8 @@ describe('loadConfig defaults', () => {
       redisFallback: 'local',
       redisTimeoutMs: 200,
       readCacheMs: 3_600_000,
+      heavyReadsInFlight: 2,
+      heavyReadsPerClient: 2,
       tzData: { systemDir: '/usr/share/zoneinfo' },
       sources: [],
       webhookAllowPrivate: false,

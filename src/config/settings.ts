@@ -213,6 +213,21 @@ export const SETTINGS = {
     meaning:
       'how long days read from the database, and answers built from them, are reused without a change notice (0: never)',
   }),
+  heavyReadsInFlight: withDefault({
+    env: 'PRICEPOINT_HEAVY_READS_IN_FLIGHT',
+    kind: integer(1, 64),
+    // The event loop is one thread: more at once only makes each wait longer between its turns.
+    default: 2,
+    meaning:
+      'heavy reads (converted, tariffed, ranked or over one unit, not in the answer cache) the instance builds at once; the others wait their turn, client after client (README "Rate limits")',
+  }),
+  heavyReadsPerClient: withDefault({
+    env: 'PRICEPOINT_HEAVY_READS_PER_CLIENT',
+    kind: integer(1, 64),
+    default: 2,
+    meaning:
+      'heavy reads one key builds at once, per client address for tiers counted per key and address; four times as many wait their turn, and one beyond those gets 429 `rate_limited` (README "Rate limits")',
+  }),
   fastPath: withDefault({
     env: 'PRICEPOINT_FAST_PATH',
     kind: boolean(),

@@ -24,6 +24,7 @@ import {
 } from './connections.js';
 import { registerDocs } from './docs.js';
 import { createFastPath } from './fast-path.js';
+import { createHeavyReads } from './heavy-reads.js';
 import { createKeyGuard } from './key-guard.js';
 import type { Metrics } from './metrics.js';
 import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
@@ -224,7 +225,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   pointerRoutes(app);
   healthRoutes(app, { stores });
   metricsRoutes(app, { metrics });
-  priceRoutes(app, { prices: services.prices, keyGuard, answers, freshMs: config.readCacheMs, clock });
+  const heavyReads = createHeavyReads({
+    total: config.heavyReadsInFlight,
+    perClient: config.heavyReadsPerClient,
+    waiting: 4 * config.heavyReadsPerClient,
+  });
+  priceRoutes(app, {
+    prices: services.prices,
+    keyGuard,
+    answers,
+    freshMs: config.readCacheMs,
+    clock,
+    heavyReads,
+  });
   cheapestRoutes(app, { prices: services.prices, keyGuard, answers, freshMs: config.readCacheMs, clock });
   priceWriteRoutes(app, {
     prices: stores.prices,

@@ -6,8 +6,17 @@
  */
 import type { FxPairs } from '../config/config-file.js';
 import { ApiError } from '../domain/errors/api-error.js';
-import { type EnergyUnit, energyExponent, multiplyRounded, perUnit } from '../domain/money/exact.js';
-import { type CalendarDate, intervalEnd, localDate } from '../domain/time/days.js';
+import {
+  CONVERTED_DECIMALS,
+  ENERGY_UNITS,
+  type EnergyUnit,
+  type ExactDecimal,
+  energyExponent,
+  exactDecimal,
+  multiplyRoundedShifted,
+  perUnit,
+} from '../domain/money/exact.js';
+import { type CalendarDate, instantOf, intervalEnd, localDate } from '../domain/time/days.js';
 import type { PriceStore, Series, StoredPrice } from '../stores/types.js';
 import type { ServedPrice } from './served-days.js';
 
@@ -122,22 +131,45 @@ export async function convertDays<T extends ConvertibleDay>(
     rateSeries === undefined || firstPoint === undefined || lastPoint === undefined
       ? []
       : await ratesBetween(prices, rateSeries, Date.parse(firstPoint.start), Date.parse(lastPoint.start));
+  const places = unit === undefined || from === undefined ? 0 : ENERGY_UNITS[unit] - ENERGY_UNITS[from];
+  // Each rate is read as a number and named once, however many intervals use it.
+  const exact = new Map<Rate, { readonly factor: ExactDecimal; readonly used: FxUsed }>();
+  const exactOf = (rate: Rate) => {
+    let found = exact.get(rate);
+    if (found === undefined) {
+      const date = localDate(rate.start, (rateSeries as Series).timezone);
+      found = { factor: exactDecimal(rate.price), used: { symbol, date, rate: rate.price } };
+      exact.set(rate, found);
+    }
+    return found;
+  };
   let next = 0;
   return days.map((d) => {
-    const converted: PricePoint[] = [];
+    const used: (ReturnType<typeof exactOf> | undefined)[] = [];
+    let dayFx: FxUsed | null = null;
+    let oneRate = true;
     let firstLeft: PricePoint | undefined;
     for (const p of d.prices) {
-      const start = Date.parse(p.start);
+      const start = instantOf(p.start);
       // Rates and intervals both ascend: the newest rate whose interval ended by this start.
       while (next < rates.length && (rates[next] as Rate).end <= start) next++;
       const rate = rates[next - 1];
-      if (rate === undefined || rate.end > start) {
+      const found = rate === undefined || rate.end > start ? undefined : exactOf(rate);
+      used.push(found);
+      if (found === undefined) {
         firstLeft ??= p;
         continue;
       }
-      const used = { symbol, date: localDate(rate.start, (rateSeries as Series).timezone), rate: rate.price };
-      converted.push({ ...p, price: toUnit(multiplyRounded(p.price, rate.price)), fx: used });
+      dayFx ??= found.used;
+      oneRate &&= found.used.rate === dayFx.rate && found.used.date === dayFx.date;
     }
+    const converted: PricePoint[] = [];
+    d.prices.forEach((p, i) => {
+      const found = used[i];
+      if (found === undefined) return;
+      const price = multiplyRoundedShifted(p.price, found.factor, CONVERTED_DECIMALS, places);
+      converted.push(oneRate ? { ...p, price } : { ...p, price, fx: found.used });
+    });
     const left = d.prices.length - converted.length;
     const unconverted: Unconverted | undefined =
       left === 0
@@ -149,8 +181,6 @@ export async function convertDays<T extends ConvertibleDay>(
                 ? `The FX series ${symbol} that converts ${first.currency} into ${currency} does not exist on this server.`
                 : `${symbol} has no rate published by ${firstLeft?.start}, so ${left} interval${left === 1 ? ' is' : 's are'} left out.`,
           };
-    const dayFx = converted[0]?.fx ?? null;
-    const oneRate = converted.every((p) => p.fx?.rate === dayFx?.rate && p.fx?.date === dayFx?.date);
     return {
       ...d,
       currency,
@@ -158,7 +188,7 @@ export async function convertDays<T extends ConvertibleDay>(
       complete: d.complete && converted.length === d.prices.length,
       fx: dayFx,
       ...(unconverted !== undefined && { unconverted }),
-      prices: oneRate ? converted.map(({ fx: _, ...p }) => p) : converted,
+      prices: converted,
     };
   });
 }

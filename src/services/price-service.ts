@@ -25,12 +25,15 @@ import {
   type FxUsed,
   type Unconverted,
 } from './price-conversion.js';
-import { type Ranked, REFERENCE_DAYS, rankDays } from './ranking.js';
+import { daySum, type Ranked, REFERENCE_DAYS, rankDaysAfter } from './ranking.js';
 import { createReadCache, type ReadCacheOptions } from './read-cache.js';
+import { readWeightOf } from './read-weight.js';
+import { createReferenceSums } from './reference-sums.js';
 import { coverageOf, type SeriesView } from './series-service.js';
-import { readServedDays, type SeriesDay, servedPoint } from './served-days.js';
+import { nextTurn, readServedDays, type SeriesDay, servedPoint } from './served-days.js';
 import { type TariffedPoint, type Tariffs, tariffConversion, tariffNamed, withTariff } from './tariffs.js';
 
+export { INTERVALS_PER_UNIT, weightOf } from './read-weight.js';
 export type { SeriesDay, ServedPrice } from './served-days.js';
 
 /**
@@ -109,23 +112,10 @@ export interface DayPlan {
 }
 
 /**
- * Intervals a rate-limit unit pays for: a request for days takes one unit per started 3,000
- * intervals it spans, counted on each series' own grid (96 a day at PT15M, 24 at PT1H, 1 at P1D)
- * whatever `resolution` it is served at, since reading and writing the stored points is the work.
- * A day of up to 31 quarter-hour series is one unit; a year of one is 12.
+ * Intervals converted and priced in one turn of the event loop: with a tariff each costs a few
+ * microseconds, so a turn takes a few milliseconds (bench/README.md, `npm run bench:heavy-reads`).
  */
-export const INTERVALS_PER_UNIT = 3_000;
-
-/** The weight of reading `wanted`: one unit per started `INTERVALS_PER_UNIT` intervals, at least one. */
-export function weightOf(
-  wanted: readonly { series: Series; date: CalendarDate; to: CalendarDate }[],
-): number {
-  let intervals = 0;
-  for (const w of wanted) {
-    intervals += (daysBetween(w.date, w.to) + 1) * (RESOLUTIONS.P1D / RESOLUTIONS[w.series.resolution]);
-  }
-  return Math.max(1, Math.ceil(intervals / INTERVALS_PER_UNIT));
-}
+const VALUED_PER_TURN = 500;
 
 /** At most this many days in one range (docs/api.md). */
 export const MAX_RANGE_DAYS = 366;
@@ -167,6 +157,9 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
     maxWeight: 250_000,
     weigh: (days) => days.reduce((points, day) => points + 1 + day.prices.length, 0),
   });
+
+  // The days before a ranked day, summed once per series and day (./reference-sums.ts).
+  const referenceSums = createReferenceSums(cacheOptions);
 
   function readable(tier: Tier, series: Series): boolean {
     return tier.kinds === null || tier.kinds.includes(series.kind);
@@ -267,28 +260,78 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
   }
 
   /**
+   * Days of one series converted as `query` asks and, with `tariff`, priced under it: in turns of
+   * `VALUED_PER_TURN` intervals, so that a long range lets other requests in between (README
+   * "Decisions"). Each interval's value depends on its own start only, so turns change nothing.
+   */
+  async function valuedDays(days: AnsweredDay[], query: DayQuery): Promise<AnsweredDay[]> {
+    const tariff = query.tariff === undefined ? undefined : tariffNamed(tariffs, query.tariff);
+    const value = async (part: AnsweredDay[]) => {
+      const valued = await converted(part, query);
+      return tariff === undefined ? valued : withTariff(valued, tariff);
+    };
+    const out: AnsweredDay[] = [];
+    let part: AnsweredDay[] = [];
+    let intervals = 0;
+    for (const day of days) {
+      if (intervals >= VALUED_PER_TURN) {
+        out.push(...(await value(part)));
+        await nextTurn();
+        part = [];
+        intervals = 0;
+      }
+      part.push(day);
+      intervals += day.prices.length;
+    }
+    out.push(...(await value(part)));
+    if (out.length > part.length) await nextTurn();
+    return out;
+  }
+
+  /** What ranking compares of each interval: the total under a tariff, else the price as served. */
+  function rankedValues(days: readonly AnsweredDay[], query: DayQuery): (string | undefined)[][] {
+    const valued = query.tariff !== undefined;
+    return days.map((d) => d.prices.map((p) => (valued ? p.total : p.price)));
+  }
+
+  /** The sums of the level's reference days of `w` (from `w.reference` to the day before `w.date`). */
+  function referenceOf(w: DayPlan['wanted'][number], query: DayQuery) {
+    if (w.reference === undefined || w.reference >= w.date) return Promise.resolve([]);
+    const served = servedResolution(w.series.resolution, query.resolution);
+    const fxSymbol =
+      query.currency !== undefined && query.currency !== w.series.currency
+        ? fx[w.series.currency]?.[query.currency]
+        : undefined;
+    const summed = {
+      key: `${w.series.symbol}|${w.zone}|${served}|${query.currency ?? ''}|${query.unit ?? ''}|${query.tariff ?? ''}`,
+      tags: fxSymbol === undefined ? [w.series.symbol] : [w.series.symbol, fxSymbol],
+      sumsOf: async (from: CalendarDate, to: CalendarDate) => {
+        const read = await seriesDays(w.series, from, to, w.zone, query.resolution);
+        const days = await valuedDays(read, query);
+        const values = rankedValues(days, query);
+        return new Map(days.map((d, i) => [d.date, daySum(values[i] ?? [])]));
+      },
+    };
+    return referenceSums.between(summed, w.reference, addDays(w.date, -1));
+  }
+
+  /**
    * Consecutive days of one series as answered: converted, under the tariff, ranked. With `rank`,
-   * the days from `reference` are read too, converted and priced the same way, for the levels.
+   * the levels are against the sums of the days from `reference` (./reference-sums.ts).
    */
   async function answeredDays(w: DayPlan['wanted'][number], query: DayQuery): Promise<AnsweredDay[]> {
-    const earlier =
-      w.reference === undefined || w.reference >= w.date
-        ? []
-        : await seriesDays(w.series, w.reference, addDays(w.date, -1), w.zone, query.resolution);
-    const asked = await seriesDays(w.series, w.date, w.to, w.zone, query.resolution);
-    let days: AnsweredDay[] = await converted([...earlier, ...asked], query);
-    if (query.tariff !== undefined) days = withTariff(days, tariffNamed(tariffs, query.tariff));
+    const [asked, before] = await Promise.all([
+      seriesDays(w.series, w.date, w.to, w.zone, query.resolution),
+      query.rank === true ? referenceOf(w, query) : [],
+    ]);
+    const days = await valuedDays(asked, query);
     if (query.rank !== true) return days;
-    const valued = query.tariff !== undefined;
-    const ranks = rankDays(
-      days.map((d) => d.prices.map((p) => (valued ? p.total : p.price))),
-      earlier.length,
-    );
-    return days.slice(earlier.length).map((d, i) => ({
+    const ranks = rankDaysAfter(rankedValues(days, query), before);
+    return days.map((d, i) => ({
       ...d,
       prices: d.prices.map((p, j) => {
         const r = ranks[i]?.[j];
-        return r === undefined ? p : { ...p, rank: r.rank, level: r.level };
+        return r === undefined ? p : withRank(p, r);
       }),
     }));
   }
@@ -328,8 +371,7 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
     checkHistory(tier, wanted);
     checkCoarseGrid(wanted, query);
     checkConversion(selected, query, fx);
-    // Reading the reference days is work too: they count like the days answered.
-    const weight = weightOf(wanted.map((w) => ({ ...w, date: w.reference ?? w.date })));
+    const weight = readWeightOf(wanted, query);
     return { now, query, wanted, weight };
   }
 
@@ -354,6 +396,7 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
     forget(symbols: readonly string[]): void {
       seriesCache.forget([ALL_SERIES]);
       dayCache.forget(symbols);
+      referenceSums.forget(symbols);
     },
 
     /**
@@ -466,6 +509,20 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
       );
     },
   };
+}
+
+/**
+ * `p` with its rank and level. Written out: spreading `p` cost more than ranking it
+ * (bench/README.md, "What a household's answer costs").
+ */
+function withRank(p: AnsweredPoint, { rank, level }: Ranked): AnsweredPoint {
+  const { start, end, price, fx, spot, fees, vat, total } = p;
+  if (spot === undefined || fees === undefined || vat === undefined || total === undefined) {
+    return fx === undefined ? { start, end, price, rank, level } : { start, end, price, fx, rank, level };
+  }
+  return fx === undefined
+    ? { start, end, price, spot, fees, vat, total, rank, level }
+    : { start, end, price, fx, spot, fees, vat, total, rank, level };
 }
 
 /** The series' own dates that a day read in `zone` overlaps (one, or two across a zone's midnight). */

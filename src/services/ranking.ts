@@ -28,7 +28,32 @@ export interface Ranked {
 }
 
 /** A day as ranking sees it: its intervals' values, `undefined` where one has none (no tariff yet). */
-type Values = readonly (string | undefined)[];
+export type Values = readonly (string | undefined)[];
+
+/**
+ * What a day adds to a reference: the sum of its values as `digits × 10^-scale` (`scale` the most
+ * decimals among them) and how many there are. Kept per series and day by the price service, so a
+ * level's 7 days before are summed once, not for every request (docs/tariffs.md, "Rank and level").
+ * @example daySum(['1.5', '2', undefined]) // { sum: 35n, count: 2, scale: 1 }
+ */
+export interface DaySum {
+  readonly sum: bigint;
+  readonly count: number;
+  readonly scale: number;
+}
+
+export function daySum(values: Values): DaySum {
+  let scale = 0;
+  for (const v of values) if (v !== undefined) scale = Math.max(scale, decimalsOf(v));
+  let sum = 0n;
+  let count = 0;
+  for (const v of values) {
+    if (v === undefined) continue;
+    sum += scaled(v, scale);
+    count++;
+  }
+  return { sum, count, scale };
+}
 
 /**
  * For each of `days` (consecutive local days of one series, oldest first) from index `first` on,
@@ -37,20 +62,36 @@ type Values = readonly (string | undefined)[];
  * @example rankDays([['1', '2'], ['3', '1', '3']], 1) // [[{ rank: 2, level: 'very_expensive' }, { rank: 1, level: 'cheap' }, { rank: 2, level: 'very_expensive' }]]
  */
 export function rankDays(days: readonly Values[], first: number): (Ranked | undefined)[][] {
+  return rankDaysAfter(days.slice(first), days.slice(0, first).map(daySum));
+}
+
+/**
+ * `rankDays` of `days` (consecutive local days of one series, oldest first) whose days before are
+ * given by their sums (`before`, oldest first, ending the day before `days[0]`): the same ranks and
+ * levels, as every comparison is exact at any common scale.
+ */
+export function rankDaysAfter(days: readonly Values[], before: readonly DaySum[]): (Ranked | undefined)[][] {
   let scale = 0;
+  for (const b of before) scale = Math.max(scale, b.scale);
   for (const day of days) for (const v of day) if (v !== undefined) scale = Math.max(scale, decimalsOf(v));
   const ints = days.map((day) => day.map((v) => (v === undefined ? undefined : scaled(v, scale))));
-  const sums = ints.map((day) => day.reduce<bigint>((sum, v) => sum + (v ?? 0n), 0n));
-  const counts = ints.map((day) => day.filter((v) => v !== undefined).length);
+  // Every day's sum at the one scale: the days before, then the days ranked.
+  const sums = before.map((b) => b.sum * 10n ** BigInt(scale - b.scale));
+  const counts = before.map((b) => b.count);
+  for (const day of ints) {
+    sums.push(day.reduce<bigint>((sum, v) => sum + (v ?? 0n), 0n));
+    counts.push(day.filter((v) => v !== undefined).length);
+  }
   const out: (Ranked | undefined)[][] = [];
-  for (let d = first; d < ints.length; d++) {
+  for (let k = 0; k < ints.length; k++) {
+    const d = before.length + k;
     let sum = 0n;
     let count = 0;
     for (let r = Math.max(0, d - REFERENCE_DAYS); r < d; r++) {
       sum += sums[r] as bigint;
       count += counts[r] as number;
     }
-    const day = ints[d] as readonly (bigint | undefined)[];
+    const day = ints[k] as readonly (bigint | undefined)[];
     const ranks = competitionRanks(day);
     out.push(
       day.map((v, i) =>

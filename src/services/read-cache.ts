@@ -106,6 +106,23 @@ export function createReadCache<T>(options: ReadCacheOptions<T>) {
       return value;
     },
 
+    /**
+     * The value of `key` when `read` would serve it without loading (fresh, under the current
+     * token), else `undefined`; counts as a use of the entry.
+     */
+    peek(key: string): T | undefined {
+      if (options.freshMs <= 0) return undefined;
+      const hit = entries.get(key);
+      if (hit === undefined || options.now() - hit.at >= options.freshMs) return undefined;
+      let token: string | undefined;
+      try {
+        token = options.token?.();
+      } catch {
+        return undefined;
+      }
+      return hit.token === token ? served(key, hit) : undefined;
+    },
+
     /** Drops every entry that depends on one of `tags`. */
     forget(tags: readonly string[]): void {
       if (entries.size === 0) return;

@@ -44,10 +44,11 @@ export function servedPoint(series: Series, zone: string, p: StoredPrice): Serve
 /**
  * Intervals written in one turn of the event loop: a long range is read and written this many at a
  * time, letting other requests in between, so a year of quarter hours (35,040 intervals, about
- * 30 ms of work) never holds everyone else up for more than a few milliseconds at once. The same
- * count as one rate-limit unit (README "Rate limits").
+ * 30 ms of work) never holds everyone else up for more than a few milliseconds at once. A third of
+ * what it was: with two series, a tariff and ranks, turns of a month of quarter hours held the
+ * loop for 30 ms (bench/README.md, `npm run bench:heavy-reads`).
  */
-export const INTERVALS_PER_TURN = 3_000;
+export const INTERVALS_PER_TURN = 1_000;
 
 /** Resolves in a later turn of the event loop, after the I/O that waits (`setImmediate`). */
 export function nextTurn(): Promise<void> {

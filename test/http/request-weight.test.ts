@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DEFAULT_TIERS, type Tier } from '../../src/domain/limits/tiers.js';
+import { parseTariffs } from '../../src/domain/money/tariff-config.js';
 import { createHarness, type Harness, listenHttps } from '../helpers/harness.js';
 
 /** 365 days (2025-11-23 to 2026-11-22) of NO1 at PT15M: 35,040 intervals, 12 units. */
@@ -148,6 +149,74 @@ describe('a request heavier than a limit', () => {
     } finally {
       await h.close();
     }
+  });
+});
+
+describe('computing what a read answers is paid for too', () => {
+  /** NO1 and DE-LU are EUR/MWh: this tariff converts them into NOK per kWh. */
+  const config = {
+    tiers,
+    fx: { EUR: { NOK: 'EURNOK' } },
+    tariffs: parseTariffs({
+      household: {
+        currency: 'NOK',
+        unit: 'kWh',
+        vat: [{ from: '2020-01-01', percent: 25 }],
+        fees: [
+          { from: '2020-01-01', rules: [{ hours: '06:00-22:00', amount: '0.3640' }, { amount: '0.2640' }] },
+        ],
+      },
+    }),
+  };
+  let h: Harness;
+  before(async () => {
+    h = await createHarness({ config });
+  });
+  after(() => h.close());
+
+  /** The units a request took from a fresh `roomy` key, and what its RateLimit-Policy says it cost. */
+  const costOf = async (url: string) => {
+    const { key } = await h.createKey({ tier: 'roomy' });
+    const response = await h.app.inject({ url, headers: { 'x-api-key': key } });
+    assert.equal(response.statusCode, 200, response.body);
+    const stated = /pricepoint-cost=(\d+)/.exec(String(response.headers['ratelimit-policy']))?.[1] ?? '1';
+    return [1000 - Number(response.headers['x-ratelimit-remaining']), Number(stated)];
+  };
+  // 31 days of one quarter-hour series: 2,976 intervals, one unit when only read.
+  const MONTH = '/api/v1/prices?from=2026-10-23&to=2026-11-22&symbols=NO1';
+
+  test('a conversion, a tariff and ranks add 1, 2 and 1 intervals read per interval answered', async () => {
+    assert.deepEqual(await costOf(MONTH), [1, 1]);
+    assert.deepEqual(await costOf(`${MONTH}&currency=NOK`), [2, 2], '2,976 × 2');
+    assert.deepEqual(await costOf(`${MONTH}&unit=kWh`), [2, 2], 'a unit is a conversion too');
+    // 2,976 × 2, and the 7 days before read for the levels: 672.
+    assert.deepEqual(await costOf(`${MONTH}&include=rank`), [3, 3]);
+    // Converted into NOK per kWh and under the tariff: 2,976 × 4.
+    assert.deepEqual(await costOf(`${MONTH}&tariff=household`), [4, 4]);
+    assert.deepEqual(
+      await costOf(`${MONTH}&tariff=household&include=rank`),
+      [6, 6],
+      '2,976 × 5 + 672 = 15,552',
+    );
+  });
+
+  test('a household month of two series weighs 11 units; a household day still one', async () => {
+    assert.deepEqual(
+      await costOf(
+        '/api/v1/prices?from=2026-10-23&to=2026-11-22&symbols=NO1,DE-LU&tariff=household&include=rank',
+      ),
+      [11, 11],
+      '5,952 × 5 + 1,344',
+    );
+    assert.deepEqual(
+      await costOf('/api/v1/prices/today?symbols=NO1,DE-LU&tariff=household&include=rank'),
+      [1, 1],
+    );
+    // Two days of the two: 2 × (192 × 5 + 672) = 3,264.
+    assert.deepEqual(
+      await costOf('/api/v1/prices?from=yesterday&to=today&symbols=NO1,DE-LU&tariff=household&include=rank'),
+      [2, 2],
+    );
   });
 });
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
-import { rankDays } from '../../src/services/ranking.js';
+import { daySum, rankDays, rankDaysAfter } from '../../src/services/ranking.js';
 
 const D = Decimal.clone({ precision: 80 });
 
@@ -55,6 +55,22 @@ describe('rank and level', () => {
           });
         });
       }),
+      { numRuns: 300 },
+    );
+  });
+
+  test('days ranked against the sums of the days before rank as with those days themselves', () => {
+    fc.assert(
+      fc.property(
+        fc.array(day, { minLength: 0, maxLength: 9 }),
+        fc.array(day, { maxLength: 4 }),
+        (earlier, days) => {
+          assert.deepEqual(
+            rankDaysAfter(days, earlier.map(daySum)),
+            rankDays([...earlier, ...days], earlier.length),
+          );
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Decimal } from 'decimal.js';
 import fc from 'fast-check';
-import { CONVERTED_DECIMALS, multiplyRounded, perUnit, shiftDecimal } from './exact.js';
+import {
+  CONVERTED_DECIMALS,
+  exactDecimal,
+  multiplyRounded,
+  multiplyRoundedShifted,
+  perUnit,
+  shiftDecimal,
+} from './exact.js';
 
 // An independent reference: decimal.js with enough precision for any product of two 15-digit
 // decimals, rounding half away from zero (ROUND_HALF_UP is away from zero in decimal.js).
@@ -83,5 +90,56 @@ describe('exact conversions', () => {
       ),
       { numRuns: 1_000 },
     );
+  });
+
+  test('a conversion in one step writes what multiplyRounded then shiftDecimal write', () => {
+    fc.assert(
+      fc.property(
+        decimalText(10),
+        decimalText(8),
+        fc.integer({ min: 0, max: 8 }),
+        fc.constantFrom(-6, -3, 0, 3, 6),
+        (price, rate, decimals, places) => {
+          assert.equal(
+            multiplyRoundedShifted(price, exactDecimal(rate), decimals, places),
+            shiftDecimal(multiplyRounded(price, rate, decimals), places),
+          );
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+
+  test('on doubles, where they are exact, the same texts as on BigInt', () => {
+    // Few digits, as prices and rates have them: the conversion runs on doubles (small-decimal.ts).
+    const small = fc
+      .tuple(fc.boolean(), fc.integer({ min: 0, max: 9_999_999 }), fc.integer({ min: 0, max: 9 }))
+      .map(([negative, n, scale]) => {
+        const text = String(n).padStart(scale + 1, '0');
+        const plain = scale === 0 ? text : `${text.slice(0, -scale)}.${text.slice(-scale)}`;
+        return negative && n !== 0 ? `-${plain}` : plain;
+      });
+    fc.assert(
+      fc.property(
+        small,
+        small,
+        fc.integer({ min: 0, max: 8 }),
+        fc.constantFrom(-6, -3, 0, 3, 6),
+        (price, rate, decimals, places) => {
+          assert.equal(
+            multiplyRoundedShifted(price, exactDecimal(rate), decimals, places),
+            shiftDecimal(multiplyRounded(price, rate, decimals), places),
+          );
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+  });
+
+  test('a text that is no plain decimal is refused on doubles as on BigInt', () => {
+    const rate = exactDecimal('11.5');
+    for (const text of ['', '-', '1.', '.5', '01', '-01.5', '1e5', '+1', ' 1', '1,5', '--1', '0x10']) {
+      assert.throws(() => multiplyRoundedShifted(text, rate, 6, 0), RangeError, JSON.stringify(text));
+    }
   });
 });

@@ -1,8 +1,10 @@
 /**
  * Exact decimal arithmetic on price texts (docs/data-model.md, "Converted prices"): a price in
  * another currency or per another energy unit is computed on integers (BigInt), never on doubles,
- * so one price at one rate is the same text on every engine and every run.
+ * so one price at one rate is the same text on every engine and every run (on doubles only where
+ * their integers are exact: ./small-decimal.ts).
  */
+import { roundedSmall, type SmallDecimal, smallDecimal, smallText } from './small-decimal.js';
 
 /**
  * Decimals a currency-converted price keeps, in the unit the series is stored in (per MWh for
@@ -21,14 +23,16 @@ export function energyExponent(unit: string): number | undefined {
 }
 
 /** A plain decimal text as `digits × 10^-scale`. */
-interface Scaled {
+export interface ExactDecimal {
   readonly digits: bigint;
   readonly scale: number;
+  /** The same as a double, when its digits fit (./small-decimal.ts). */
+  readonly small?: SmallDecimal | undefined;
 }
 
 const PLAIN = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
 
-function parse(text: string): Scaled {
+function parse(text: string): ExactDecimal {
   if (!PLAIN.test(text)) throw new RangeError(`not a plain decimal: ${text}`);
   const negative = text.startsWith('-');
   const unsigned = negative ? text.slice(1) : text;
@@ -38,7 +42,7 @@ function parse(text: string): Scaled {
 }
 
 /** `digits × 10^-scale` as a plain decimal text, without trailing fraction zeros or a minus on zero. */
-function format({ digits, scale }: Scaled): string {
+function format({ digits, scale }: ExactDecimal): string {
   const negative = digits < 0n;
   let text = (negative ? -digits : digits).toString();
   if (scale > 0) {
@@ -52,7 +56,7 @@ function format({ digits, scale }: Scaled): string {
 }
 
 /** `value` rounded half away from zero to `decimals` fraction digits. */
-function roundTo(value: Scaled, decimals: number): Scaled {
+function roundTo(value: ExactDecimal, decimals: number): ExactDecimal {
   if (value.scale <= decimals) return value;
   const divisor = 10n ** BigInt(value.scale - decimals);
   const magnitude = value.digits < 0n ? -value.digits : value.digits;
@@ -70,6 +74,38 @@ export function multiplyRounded(price: string, rate: string, decimals = CONVERTE
   const a = parse(price);
   const b = parse(rate);
   return format(roundTo({ digits: a.digits * b.digits, scale: a.scale + b.scale }, decimals));
+}
+
+/**
+ * A plain decimal text as `digits × 10^-scale`, to multiply many prices by (`multiplyRoundedShifted`).
+ * @example exactDecimal('11.5847') // { digits: 115847n, scale: 4 }
+ */
+export function exactDecimal(text: string): ExactDecimal {
+  return { ...parse(text), small: smallDecimal(text) };
+}
+
+/**
+ * `price × rate` rounded half away from zero to `decimals`, then `× 10^places`, in one step: the text
+ * `shiftDecimal(multiplyRounded(price, rate, decimals), places)` writes, for a rate read once.
+ * @example multiplyRoundedShifted('41.27', exactDecimal('11.5847'), 6, -3) // '0.478100569'
+ */
+export function multiplyRoundedShifted(
+  price: string,
+  rate: ExactDecimal,
+  decimals: number,
+  places: number,
+): string {
+  const small = rate.small && smallDecimal(price);
+  if (small !== undefined && rate.small !== undefined) {
+    const product = small.n * rate.small.n;
+    if (Number.isSafeInteger(product)) {
+      const rounded = roundedSmall(product, small.scale + rate.small.scale, decimals);
+      return smallText(rounded.n, rounded.scale - places);
+    }
+  }
+  const a = parse(price);
+  const rounded = roundTo({ digits: a.digits * rate.digits, scale: a.scale + rate.scale }, decimals);
+  return format({ digits: rounded.digits, scale: rounded.scale - places });
 }
 
 /**

@@ -3,12 +3,12 @@
  * price (already in the tariff's currency and unit), plus fixed amounts per unit and a time-of-use
  * grid fee by local time of day, weekday and month, plus VAT in percent of both. Each part has
  * versions with a valid-from date; the newest version valid on the interval's local date applies.
- * Exact decimal arithmetic (./exact.ts); the only rounding is VAT's (`vatDecimals`).
+ * Exact decimal arithmetic (./exact.ts), done by ./tariff-pricer.ts; the only rounding is VAT's
+ * (`vatDecimals`).
  */
-import type { CalendarDate } from '../time/days.js';
-import { offsetMinutes } from '../time/zone.js';
-import { CONVERTED_DECIMALS, ENERGY_UNITS, type EnergyUnit, multiplyRounded, shiftDecimal } from './exact.js';
-import { addDecimals } from './tariff-decimal.js';
+import { type CalendarDate, instantOf } from '../time/days.js';
+import { CONVERTED_DECIMALS, ENERGY_UNITS, type EnergyUnit } from './exact.js';
+import { tariffPricer } from './tariff-pricer.js';
 
 /** Days of the week as the config file writes them, Sunday first as `Date#getUTCDay` counts. */
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
@@ -68,39 +68,6 @@ export function vatDecimals(unit: EnergyUnit): number {
   return CONVERTED_DECIMALS + ENERGY_UNITS.MWh - ENERGY_UNITS[unit];
 }
 
-/** The local reading of an instant that the rules look at. */
-interface LocalTime {
-  readonly date: CalendarDate;
-  readonly minute: number;
-  readonly weekday: Weekday;
-  readonly month: number;
-}
-
-function localTime(epochMs: number, zone: string): LocalTime {
-  const wall = new Date(epochMs + offsetMinutes(epochMs, zone) * 60_000);
-  return {
-    date: wall.toISOString().slice(0, 10),
-    minute: wall.getUTCHours() * 60 + wall.getUTCMinutes(),
-    weekday: WEEKDAYS[wall.getUTCDay()] as Weekday,
-    month: wall.getUTCMonth() + 1,
-  };
-}
-
-/** The newest version in force on `date`, or `undefined` when every version starts later. */
-function inForce<T extends Versioned>(versions: readonly T[], date: CalendarDate): T | undefined {
-  let found: T | undefined;
-  for (const v of versions) if (v.from <= date && (found === undefined || v.from > found.from)) found = v;
-  return found;
-}
-
-function holds(rule: FeeRule, at: LocalTime): boolean {
-  if (rule.weekdays !== undefined && !rule.weekdays.includes(at.weekday)) return false;
-  if (rule.months !== undefined && !rule.months.includes(at.month)) return false;
-  if (rule.minutes === undefined) return true;
-  const [from, to] = rule.minutes;
-  return from <= to ? from <= at.minute && at.minute < to : at.minute >= from || at.minute < to;
-}
-
 /**
  * The parts of one interval starting at `epochMs` whose spot price is `spot`, or `undefined` when a
  * part the tariff has (VAT, fixed amounts, fees) has no version in force yet on the interval's
@@ -113,30 +80,7 @@ export function tariffedPrice(
   spot: string,
   zone: string,
 ): TariffedPrice | undefined {
-  const at = localTime(epochMs, tariff.timezone ?? zone);
-  let fees = '0';
-  if (tariff.fixed.length > 0) {
-    const fixed = inForce(tariff.fixed, at.date);
-    if (fixed === undefined) return undefined;
-    fees = fixed.amount;
-  }
-  if (tariff.fees.length > 0) {
-    const version = inForce(tariff.fees, at.date);
-    if (version === undefined) return undefined;
-    const rule = version.rules.find((r) => holds(r, at));
-    if (rule !== undefined) fees = addDecimals(fees, rule.amount);
-  }
-  let vat = '0';
-  if (tariff.vat.length > 0) {
-    const version = inForce(tariff.vat, at.date);
-    if (version === undefined) return undefined;
-    vat = multiplyRounded(
-      addDecimals(spot, fees),
-      shiftDecimal(version.percent, -2),
-      vatDecimals(tariff.unit),
-    );
-  }
-  return { spot, fees, vat, total: addDecimals(addDecimals(spot, fees), vat) };
+  return tariffPricer(tariff, zone, vatDecimals(tariff.unit))(epochMs, spot);
 }
 
 /**
@@ -151,5 +95,6 @@ export function applyTariff(
   intervals: readonly { readonly start: string; readonly price: string }[],
   zone: string,
 ): (TariffedPrice | undefined)[] {
-  return intervals.map((p) => tariffedPrice(tariff, Date.parse(p.start), p.price, zone));
+  const price = tariffPricer(tariff, zone, vatDecimals(tariff.unit));
+  return intervals.map((p) => price(instantOf(p.start), p.price));
 }

@@ -4,12 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import {
   addDays,
   dayBounds,
   dayIntervals,
   daysBetween,
   formatInstant,
+  instantOf,
   intervalEnd,
   isCalendarDate,
   isOnGrid,
@@ -214,5 +216,39 @@ describe('intervalEnd', () => {
   test('the last hour before a skipped midnight runs to the next day start (Santiago 2026-09-05)', () => {
     const start = at('2026-09-05T23:00:00-04:00');
     assert.equal(intervalEnd(start, 'America/Santiago', 'PT1H'), at('2026-09-06T01:00:00-03:00'));
+  });
+});
+
+describe('instantOf', () => {
+  test('reads what formatInstant writes, in any zone, as Date.parse does', () => {
+    const zones = ['Europe/Oslo', 'America/St_Johns', 'Asia/Kathmandu', 'Pacific/Chatham', 'UTC'];
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.UTC(1900, 0, 1), max: Date.UTC(2199, 11, 31) }),
+        fc.constantFrom(...zones),
+        (epochMs, zone) => {
+          const text = formatInstant(Math.floor(epochMs / 1000) * 1000, zone);
+          assert.equal(instantOf(text), Date.parse(text), text);
+        },
+      ),
+      { numRuns: 5_000 },
+    );
+  });
+
+  test('leaves every other text to Date.parse', () => {
+    for (const text of [
+      '2026-02-29T10:00:00+01:00',
+      '2024-02-29T10:00:00+01:00',
+      '2026-04-31T10:00:00+01:00',
+      '2026-13-01T10:00:00+01:00',
+      '2026-11-24T24:00:00+01:00',
+      '2026-11-24T10:00:00Z',
+      '2026-11-24T10:00:00.500+01:00',
+      '0099-11-24T10:00:00+01:00',
+      '2026-11-2xT10:00:00+01:00',
+      'not an instant at all, 25',
+    ]) {
+      assert.deepEqual(instantOf(text), Date.parse(text), text);
+    }
   });
 });

@@ -7,12 +7,14 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
 import type { Tier } from '../../domain/limits/tiers.js';
+import { addressGroup } from '../../domain/net/client-address.js';
 import { isCalendarDate, missingDate } from '../../domain/time/days.js';
 import type { DayAnswer, DayName, DayPlan, DayQuery, PriceService } from '../../services/price-service.js';
 import { LEVELS } from '../../services/ranking.js';
 import { INTERVALS_PER_TURN, nextTurn } from '../../services/served-days.js';
 import { type AnswerCache, type AnswerContent, answerKey } from '../answer-cache.js';
 import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
+import type { HeavyReads } from '../heavy-reads.js';
 import type { KeyGuard } from '../key-guard.js';
 import {
   answerFormat,
@@ -279,6 +281,28 @@ function csvOptions(query: { include?: string; currency?: string; tariff?: strin
 
 const routeOf = (request: FastifyRequest) => request.routeOptions.url ?? 'unmatched';
 
+/**
+ * A read that computes more than it reads and writes (converted, tariffed, ranked) or weighs more
+ * than one unit: one key builds only so many at once (../heavy-reads.ts).
+ */
+function isHeavy({ query, weight }: DayPlan): boolean {
+  return (
+    weight > 1 ||
+    query.currency !== undefined ||
+    query.unit !== undefined ||
+    query.tariff !== undefined ||
+    query.rank === true
+  );
+}
+
+/** Whose heavy reads a request's are: its key's, and its address group's too where the tier counts so. */
+function clientOf(request: FastifyRequest) {
+  const { key, tier } = request.caller!;
+  return tier.countPer === 'key+ip'
+    ? ([`${key.id}|${addressGroup(request.ip)}`, 'this key from this address'] as const)
+    : ([key.id, 'this key'] as const);
+}
+
 export interface PriceRouteDeps {
   readonly prices: PriceService;
   readonly keyGuard: KeyGuard;
@@ -286,6 +310,8 @@ export interface PriceRouteDeps {
   readonly answers: AnswerCache;
   readonly freshMs: number;
   readonly clock: () => number;
+  /** The heavy reads each client has built at once (../heavy-reads.ts). */
+  readonly heavyReads: HeavyReads;
 }
 
 export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
@@ -336,11 +362,18 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
     if (answer === undefined) {
       const chosen = answerFormat(request, format);
       const planned = await plan(tier, parseReadQuery(query));
-      const built = await deps.prices.read(planned);
-      const until = deps.freshMs > 0 ? now + deps.freshMs : now;
-      const kept = planned.weight === 1 ? key : undefined;
-      const body = await content(built, chosen, until, routeOf(request), query);
-      answer = deps.answers.keep(kept, body, now);
+      const build = async () => {
+        // A read that waited its turn may find the answer kept meanwhile by the same request.
+        const done = deps.answers.get(key, deps.clock());
+        if (done !== undefined) return done;
+        const built = await deps.prices.read(planned);
+        const until = deps.freshMs > 0 ? now + deps.freshMs : now;
+        const kept = planned.weight === 1 ? key : undefined;
+        const body = await content(built, chosen, until, routeOf(request), query);
+        return deps.answers.keep(kept, body, now);
+      };
+      const [client, who] = clientOf(request);
+      answer = isHeavy(planned) ? await deps.heavyReads.run(client, build, who) : await build();
     }
     return sendAnswer(request, reply, deps.answers, answer);
   }
@@ -444,7 +477,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         operationId: 'getPriceRange',
         summary: 'Prices of a range of days',
         description:
-          'Days from `from` to `to`, inclusive, at most 366: one entry in `series` per series and day, ordered by series, then date. Takes one rate-limit unit per started 3,000 intervals on the series own grids (a year of one 15-minute series: 12), stated in `RateLimit-Policy` as `pricepoint-cost`.',
+          'Days from `from` to `to`, inclusive, at most 366: one entry in `series` per series and day, ordered by series, then date. Takes one rate-limit unit per started 3,000 intervals on the series own grids (a year of one 15-minute series: 12); each interval answered counts 1 more when converted, 2 more under a tariff and 1 more with include=rank, whose 7 days before count too (README "Rate limits"). Stated in `RateLimit-Policy` as `pricepoint-cost`.',
         tags: ['prices'],
         querystring: RangeQuerySchema,
         headers: ReadHeadersSchema,
