@@ -250,6 +250,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     prices: services.prices,
     keyGuard,
     clock,
+    metrics,
     ...(deps.eventStreams && { options: deps.eventStreams }),
   });
   keyRoutes(app, {
