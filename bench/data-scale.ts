@@ -317,7 +317,14 @@ async function measure(
   seconds: number,
 ): Promise<EngineResult> {
   const prices = stores.prices;
-  const tier: Tier = { name: 'bench', limits: [], countPer: 'key', kinds: null, historyDays: null };
+  const tier: Tier = {
+    name: 'bench',
+    limits: [],
+    countPer: 'key',
+    kinds: null,
+    historyDays: null,
+    streams: 3,
+  };
   const cacheOff = { freshMs: 0, staleMs: 0, now: () => performance.now() };
   const dayQuery =
     (service: ReturnType<typeof createPriceService>) => async (symbol: string, date: CalendarDate) => {

@@ -132,7 +132,8 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
         const limits = t.limits.map((l) => `${l.limit} per ${l.windowSeconds} s (${l.name})`).join(', ');
         const kinds = t.kinds === null ? 'all kinds' : t.kinds.join(', ');
         const history = t.historyDays === null ? 'unlimited history' : `${t.historyDays} days back`;
-        print(`${t.name}\t${limits}; counted per ${t.countPer}; ${kinds}; ${history}`);
+        const streams = `${t.streams} open event streams`;
+        print(`${t.name}\t${limits}; counted per ${t.countPer}; ${kinds}; ${history}; ${streams}`);
       }
     });
 

@@ -26,6 +26,7 @@ describe('loadConfig defaults', () => {
       authFailuresPerMinute: 20,
       maxConnectionsPerAddress: 256,
       maxUnsentBytesPerAddress: 32 * 1024 * 1024,
+      idleSeconds: 30,
       keyCacheMs: 2000,
       shutdownGraceMs: 10_000,
       databaseUrl: undefined,

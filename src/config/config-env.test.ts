@@ -17,6 +17,7 @@ describe('loadConfig reads every PRICEPOINT_* setting', () => {
       PRICEPOINT_AUTH_FAILURES_PER_MINUTE: '5',
       PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS: '0',
       PRICEPOINT_MAX_UNSENT_BYTES_PER_ADDRESS: '1048576',
+      PRICEPOINT_IDLE_SECONDS: '120',
       PRICEPOINT_SHUTDOWN_GRACE_SECONDS: '30',
     });
     assert.equal(config.host, '0.0.0.0');
@@ -30,6 +31,7 @@ describe('loadConfig reads every PRICEPOINT_* setting', () => {
     assert.equal(config.authFailuresPerMinute, 5);
     assert.equal(config.maxConnectionsPerAddress, 0, '0: no bound on connections per address');
     assert.equal(config.maxUnsentBytesPerAddress, 1_048_576);
+    assert.equal(config.idleSeconds, 120);
     assert.equal(config.shutdownGraceMs, 30_000);
   });
 

@@ -17,6 +17,7 @@ describe('loadConfig reads the PRICEPOINT_CONFIG file', () => {
     countPer: 'key',
     kinds: ['electricity'],
     historyDays: 365,
+    streams: 10,
   };
 
   test('a JSON file: its settings apply and its tiers are merged over the defaults by name', () => {
@@ -48,6 +49,7 @@ describe('loadConfig reads the PRICEPOINT_CONFIG file', () => {
       countPer: 'key+ip',
       kinds: null,
       historyDays: 31,
+      streams: 50,
     });
     assert.deepEqual(config.tiers['partner'], { name: 'partner', ...partner });
     assert.deepEqual(config.tiers['free'], DEFAULT_TIERS['free']);
@@ -62,6 +64,7 @@ describe('loadConfig reads the PRICEPOINT_CONFIG file', () => {
         '  free:',
         '    countPer: key+ip',
         '    historyDays: null',
+        '    streams: 4',
         '  partner:',
         '    limits:',
         '      - { name: minute, limit: 300, windowSeconds: 60 }',
@@ -71,6 +74,7 @@ describe('loadConfig reads the PRICEPOINT_CONFIG file', () => {
         '    countPer: key',
         '    kinds: [electricity]',
         '    historyDays: 365',
+        '    streams: 10',
         '',
       ].join('\n'),
     );
@@ -79,6 +83,7 @@ describe('loadConfig reads the PRICEPOINT_CONFIG file', () => {
     assert.deepEqual(config.tls, { mode: 'off' });
     assert.equal(config.tiers['free']?.countPer, 'key+ip');
     assert.equal(config.tiers['free']?.historyDays, null);
+    assert.equal(config.tiers['free']?.streams, 4);
     assert.deepEqual(config.tiers['free']?.limits, DEFAULT_TIERS['free']?.limits);
     assert.deepEqual(config.tiers['partner'], { name: 'partner', ...partner });
   });

@@ -39,6 +39,8 @@ const TierSchema = Type.Object(
     countPer: Type.Optional(Type.Union([Type.Literal('key'), Type.Literal('key+ip')])),
     kinds: Type.Optional(Type.Union([Type.Array(Type.String({ minLength: 1 })), Type.Null()])),
     historyDays: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
+    // Open event streams per instance, counted per countPer (docs/events.md).
+    streams: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
   },
   { additionalProperties: false },
 );

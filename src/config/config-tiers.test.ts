@@ -57,6 +57,15 @@ describe('a bad tier in the file', () => {
     refuses({ PRICEPOINT_CONFIG: tierFile({ free: { kinds: [''] } }) }, /setting "tiers\.free\.kinds/);
   });
 
+  test('streams that are not a whole number of at least 1', () => {
+    for (const streams of [0, -3, 2.5, '10', null]) {
+      refuses(
+        { PRICEPOINT_CONFIG: tierFile({ demo: { streams } }) },
+        /^PRICEPOINT_CONFIG: .*setting "tiers\.demo\.streams"/,
+      );
+    }
+  });
+
   test('a tier or limit name outside lower-case letters, digits, _ and -', () => {
     // Names end up in headers, logs and problem details: a quote or space there would break them.
     refuses(

@@ -148,6 +148,13 @@ export const SETTINGS = {
     meaning:
       'bytes of answers one client address (IPv6: /64) may leave unread in the server (0: no bound); past it its connections holding the most are closed (see "Decisions"). Addresses in `PRICEPOINT_TRUST_PROXY` are exempt',
   }),
+  idleSeconds: withDefault({
+    env: 'PRICEPOINT_IDLE_SECONDS',
+    kind: integer(1, 3600),
+    default: 30,
+    meaning:
+      'a connection on which nothing moves for this long is closed: one that sends no request, and one whose client stops taking its answer or event stream (a stream resumes with `Last-Event-ID`). A client that reads, however slowly, keeps it',
+  }),
   shutdownGraceSeconds: withDefault({
     env: 'PRICEPOINT_SHUTDOWN_GRACE_SECONDS',
     kind: integer(1, 3600),

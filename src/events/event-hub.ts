@@ -11,6 +11,11 @@ const PAGE = 500;
 export class EventHub {
   private readonly streams = new Set<(events: readonly PriceEvent[]) => void>();
   private cursor: Promise<number> | undefined;
+  /**
+   * The seq of the last event handed to the streams (or the newest when the hub began listening):
+   * a stream that has passed every event up to it misses nothing by taking the hub's next pages.
+   */
+  position = 0;
   private unsubscribe: (() => void) | undefined;
   private reading = false;
   private again = false;
@@ -22,13 +27,22 @@ export class EventHub {
 
   /**
    * Hands `receive` every page of events committed from now on, in order; resolves once the hub's
-   * cursor is set, so a stream that then reads its own catch-up from the log misses nothing
-   * between the two (it skips what it receives twice by `seq`).
+   * cursor is set. A stream that reads its own catch-up from the log takes the hub's pages once it
+   * has passed `position` (it skips what it receives twice by `seq`), so it misses nothing between
+   * the two.
    */
   async subscribe(receive: (events: readonly PriceEvent[]) => void): Promise<() => void> {
     this.streams.add(receive);
     if (this.unsubscribe === undefined) {
-      this.cursor = this.log.latestSeq();
+      const start = this.log.latestSeq();
+      this.cursor = start;
+      // Registered before the caller's own wait below, so the position is set when it resumes.
+      start.then(
+        (seq) => {
+          if (this.cursor === start) this.position = seq;
+        },
+        () => {},
+      );
       this.unsubscribe = this.log.onAppended(() => void this.read());
     }
     try {
@@ -64,6 +78,7 @@ export class EventHub {
           const last = page.at(-1);
           if (last === undefined || this.cursor !== cursor) break;
           this.cursor = Promise.resolve(last.seq);
+          this.position = last.seq;
           for (const receive of [...this.streams]) receive(page);
           if (page.length < PAGE) break;
         }

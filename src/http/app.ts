@@ -61,7 +61,10 @@ export interface AppDeps {
   readonly sources?: Sources;
   /** Created by the caller, since the stores report into it too (store errors, fallbacks). */
   readonly metrics: Metrics;
-  /** Deadlines of a connection's phases (tests shorten them); the per-address bound comes from config. */
+  /**
+   * Deadlines of a connection's phases (tests shorten them), over the defaults and the configured idle
+   * deadline; the per-address bounds come from config.
+   */
   readonly connections?: Partial<Omit<ConnectionLimits, 'perAddress' | 'unsentBytesPerAddress'>>;
   /** Heartbeats and open streams per key of `GET /api/v1/events` (tests shorten the heartbeat). */
   readonly eventStreams?: EventStreamOptions;
@@ -104,6 +107,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       // deadline and one address only so many connections (connections.ts).
       const limits: ConnectionLimits = {
         ...DEFAULT_CONNECTION_LIMITS,
+        idleMs: config.idleSeconds * 1_000,
         ...deps.connections,
         perAddress: config.maxConnectionsPerAddress,
         unsentBytesPerAddress: config.maxUnsentBytesPerAddress,
@@ -264,6 +268,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     prices: services.prices,
     keyGuard,
     clock,
+    metrics,
     ...(deps.eventStreams && { options: deps.eventStreams }),
   });
   keyRoutes(app, {

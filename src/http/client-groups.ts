@@ -8,7 +8,9 @@
  * Past the byte bound the group's connections holding the most are closed until it is back under
  * the bound, so a slow reader loses its own connections while a client beside it that reads is
  * served. The group's last connection holding bytes is spared while it holds a single answer: one
- * answer of any size still reaches a client that reads it. README "Decisions" says the same.
+ * answer of any size still reaches a client that reads it. README "Decisions" says the same. An
+ * answer that never ends (an event stream) is counted by the sweep each second, with the text it
+ * queues in front of its socket (`countUnsent`).
  */
 import {
   type Server as HttpServer,
@@ -48,17 +50,38 @@ interface Answering {
   readonly group: Set<Answering>;
   /** Answers queued behind the one that holds the socket (pipelined requests), until they finish. */
   readonly answers: Set<ServerResponse>;
+  /** Bytes an answer keeps before its socket (an event stream's queue: `countUnsent`), while open. */
+  readonly held: Set<() => number>;
+}
+
+/** Every followed connection by its socket, over the servers of the process. */
+const bySocket = new WeakMap<Socket, Answering>();
+
+/**
+ * Counts what `bytes()` reports with the unsent bytes of the connection of `response`, until the
+ * answer closes: for an answer that keeps text of its own before writing it to the socket and never
+ * ends (an event stream), which the group's bound must see too. Nothing where no bound applies.
+ */
+export function countUnsent(response: ServerResponse, bytes: () => number): void {
+  const connection = bySocket.get(response.req.socket);
+  if (connection === undefined) return;
+  connection.held.add(bytes);
+  response.once('close', () => connection.held.delete(bytes));
 }
 
 /** How often every group is counted again, besides when its answers are handed over or ended. */
 const SWEEP_MS = 1_000;
 
-/** Bytes written for `connection` and not yet taken: in its socket, and in answers waiting their turn. */
-function unsentOf({ socket, answers }: Answering): number {
+/**
+ * Bytes written for `connection` and not yet taken: in its socket, in answers waiting their turn,
+ * and in what answers keep before the socket.
+ */
+function unsentOf({ socket, answers, held }: Answering): number {
   if (socket.destroyed) return 0;
   let bytes = socket.writableLength;
   // An answer queued behind another keeps its bytes itself until the socket is handed to it.
   for (const answer of answers) if (answer.socket !== socket) bytes += answer.writableLength;
+  for (const kept of held) bytes += kept();
   return bytes;
 }
 
@@ -82,7 +105,6 @@ export function clientGroups(limits: ClientGroupLimits): {
     address === undefined || trusted(address, 0) ? undefined : addressGroup(address);
 
   const answering = new Map<string, Set<Answering>>();
-  const bySocket = new WeakMap<Socket, Answering>();
 
   /** Closes the group's connections holding the most until it holds at most the bound. */
   const enforce = (group: Set<Answering>): void => {
@@ -118,7 +140,7 @@ export function clientGroups(limits: ClientGroupLimits): {
       group = new Set();
       answering.set(key, group);
     }
-    const connection: Answering = { socket, group, answers: new Set() };
+    const connection: Answering = { socket, group, answers: new Set(), held: new Set() };
     bySocket.set(socket, connection);
     group.add(connection);
     const joined = group;

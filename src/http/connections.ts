@@ -25,8 +25,9 @@ export interface ConnectionLimits {
   readonly keepAliveMs: number;
   /**
    * A connection on which nothing moves is closed after this many milliseconds (to a second more):
-   * before its first request, and one whose client stopped taking its answer (a client that takes
-   * it, however slowly, keeps it). Between requests `keepAliveMs` applies instead.
+   * before its first request, and one whose client stopped taking its answer or event stream (a
+   * client that takes it, however slowly, keeps it). Between requests `keepAliveMs` applies instead.
+   * `PRICEPOINT_IDLE_SECONDS` sets it.
    */
   readonly idleMs: number;
   /** Connections one client group may hold open at once; 0: no bound. Trusted proxies are exempt. */

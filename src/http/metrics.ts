@@ -7,12 +7,23 @@ import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { tzSource } from '../domain/time/zone.js';
 import { foldedCounter, foldedHistogram } from './folded-metrics.js';
 
+/** What the open event streams hold, for the metrics. */
+export interface EventStreamsHeld {
+  readonly open: number;
+  /** Bytes written for the streams' clients and not yet taken, over all streams. */
+  readonly unsent: number;
+  /** The most one stream holds. */
+  readonly largestUnsent: number;
+}
+
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'pricepoint_' });
   const registers = [registry];
   // What the connection guard reports (src/http/client-groups.ts); nothing until a server exists.
   let unsent = (): { total: number; largestGroup: number } => ({ total: 0, largestGroup: 0 });
+  // What the event stream route reports (src/http/routes/events.ts); nothing until it exists.
+  let streams = (): EventStreamsHeld => ({ open: 0, unsent: 0, largestUnsent: 0 });
   return {
     registry,
     // Updated on every request: counted in slots, folded in when scraped (folded-metrics.ts).
@@ -76,6 +87,29 @@ export function createMetrics() {
     /** Where `unsentBytes` reads from: the server's connection guard, once it exists. */
     observeUnsentBytes(source: () => { total: number; largestGroup: number }) {
       unsent = source;
+    },
+    eventStreams: new Gauge({
+      name: 'pricepoint_event_streams_open',
+      help: 'Open GET /api/v1/events streams on this instance.',
+      registers,
+      collect() {
+        this.set(streams().open);
+      },
+    }),
+    eventStreamUnsent: new Gauge({
+      name: 'pricepoint_event_stream_unsent_bytes',
+      help: 'Bytes event streams hold that their clients have not taken yet (queued and in their sockets): in all, and the most one stream holds.',
+      labelNames: ['of'] as const,
+      registers,
+      collect() {
+        const { unsent, largestUnsent } = streams();
+        this.set({ of: 'all' }, unsent);
+        this.set({ of: 'largest_stream' }, largestUnsent);
+      },
+    }),
+    /** Where the event stream gauges read from: the event route, once it exists. */
+    observeEventStreams(source: () => EventStreamsHeld) {
+      streams = source;
     },
     tzInfo: new Gauge({
       name: 'pricepoint_tz_info',

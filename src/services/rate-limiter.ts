@@ -16,8 +16,7 @@ import {
   secondsUntil,
   shortLimits,
 } from '../domain/limits/fixed-window.js';
-import type { Tier } from '../domain/limits/tiers.js';
-import { addressGroup } from '../domain/net/client-address.js';
+import { countedAs, type Tier } from '../domain/limits/tiers.js';
 import type { KeyRecord, LimitGate, RateLimitStore } from '../stores/types.js';
 import { budgetUsedUp } from './failure-budget.js';
 
@@ -41,7 +40,7 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
   const ownSubjects = new WeakMap<KeyRecord, string>();
 
   function subject(key: KeyRecord, tier: Tier, ip: string): string {
-    if (tier.countPer === 'key+ip') return `key:${key.id}:${addressGroup(ip)}`;
+    if (tier.countPer === 'key+ip') return countedAs(tier, key.id, ip);
     let own = ownSubjects.get(key);
     if (own === undefined) {
       own = `key:${key.id}`;

@@ -218,6 +218,7 @@ describe('CLI commands on a data folder', () => {
       limits: unknown[];
       countPer: string;
       historyDays: unknown;
+      streams: number;
     }[];
     const byName = Object.fromEntries(tiers.map((t) => [t.name, t]));
     assert.deepEqual(Object.keys(byName), ['demo', 'free', 'pro', 'enterprise']);
@@ -236,6 +237,10 @@ describe('CLI commands on a data folder', () => {
     ]);
     assert.deepEqual(byName.enterprise?.limits, [{ name: 'second', limit: 200, windowSeconds: 1 }]);
     assert.equal(byName.enterprise?.historyDays, null);
+    assert.deepEqual(
+      tiers.map((t) => t.streams),
+      [50, 3, 20, 200],
+    );
 
     const text = await cli('tiers', 'list');
     const lines = text.stdout.trim().split('\n');
@@ -244,6 +249,7 @@ describe('CLI commands on a data folder', () => {
       ['demo', 'free', 'pro', 'enterprise'],
     );
     assert.match(lines[0] ?? '', /30 per 60 s \(minute\), 1000 per 86400 s \(day\); counted per key\+ip/);
+    assert.match(lines[0] ?? '', /; 50 open event streams$/);
   });
 
   test('tiers list and keys create read the same PRICEPOINT_CONFIG as the server', async () => {

@@ -17,6 +17,7 @@ import {
   SseParser,
 } from '@pricepoint/client';
 import { fetch as undiciFetch } from 'undici';
+import { DEFAULT_TIERS, mergeTiers } from '../../src/domain/limits/tiers.js';
 import { createHarness, type Harness, listenHttps } from '../helpers/harness.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -128,7 +129,8 @@ describe('client.events()', () => {
     h = await createHarness({
       https: true,
       now: NOW,
-      eventStreams: { heartbeatMs: 200, streamsPerKey: (tier) => (tier.name === 'free' ? 1 : 20) },
+      eventStreams: { heartbeatMs: 200 },
+      config: { tiers: mergeTiers(DEFAULT_TIERS, { free: { streams: 1 } }) },
     });
     server = await listenHttps(h);
     proxy = await startTcpProxy(server.port);

@@ -63,6 +63,7 @@ const OPS: Tier = {
   countPer: 'key',
   kinds: null,
   historyDays: null,
+  streams: 3,
 };
 
 before(async () => {

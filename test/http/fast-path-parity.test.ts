@@ -17,6 +17,7 @@ const TINY: Tier = {
   countPer: 'key',
   kinds: null,
   historyDays: 31,
+  streams: 3,
 };
 
 interface Side {

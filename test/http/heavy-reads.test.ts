@@ -18,6 +18,7 @@ const roomy: Tier = {
   countPer: 'key',
   kinds: null,
   historyDays: null,
+  streams: 3,
 };
 
 /** A distinct URL of a ranked day of NO1 (the answer cache holds none of them): `n` picks the day. */

@@ -29,6 +29,7 @@ const OPS: Tier = {
   countPer: 'key',
   kinds: null,
   historyDays: null,
+  streams: 3,
 };
 
 let h: Harness;

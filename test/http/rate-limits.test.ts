@@ -262,6 +262,7 @@ describe('tiers from the PRICEPOINT_CONFIG file', () => {
     countPer: 'key',
     kinds: ['electricity'],
     historyDays: 365,
+    streams: 2,
   };
 
   /** The overridden demo tier: 5 a minute and no day limit any more. */
@@ -334,6 +335,7 @@ describe('tiers from the PRICEPOINT_CONFIG file', () => {
       '    countPer: key',
       '    kinds: [electricity]',
       '    historyDays: 365',
+      '    streams: 2',
       '',
     ].join('\n');
     const path = writeConfig('tiers.yaml', yaml);

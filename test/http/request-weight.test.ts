@@ -19,6 +19,7 @@ const weighty: Tier = {
   countPer: 'key',
   kinds: null,
   historyDays: null,
+  streams: 3,
 };
 /** Room for the heaviest request: 1,000 a minute. */
 const roomy: Tier = {

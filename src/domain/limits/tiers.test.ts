@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_TIERS, type LimitRule, mergeTiers, type Tier } from './tiers.js';
+import { countedAs, DEFAULT_TIERS, type LimitRule, mergeTiers, type Tier } from './tiers.js';
 
 const perMinute = (limit: number): LimitRule => ({ name: 'minute', limit, windowSeconds: 60 });
 
 describe('DEFAULT_TIERS', () => {
-  test('are the four tiers of the README table, with their limits, counting and history', () => {
+  test('are the four tiers of the README table, with their limits, counting, history and streams', () => {
     const tenYears = 3653; // ten years including the leap days in them
     const expected: Record<string, Tier> = {
       demo: {
@@ -17,6 +17,7 @@ describe('DEFAULT_TIERS', () => {
         countPer: 'key+ip',
         kinds: null,
         historyDays: 31,
+        streams: 50,
       },
       free: {
         name: 'free',
@@ -27,6 +28,7 @@ describe('DEFAULT_TIERS', () => {
         countPer: 'key',
         kinds: null,
         historyDays: 31,
+        streams: 3,
       },
       pro: {
         name: 'pro',
@@ -37,6 +39,7 @@ describe('DEFAULT_TIERS', () => {
         countPer: 'key',
         kinds: null,
         historyDays: tenYears,
+        streams: 20,
       },
       enterprise: {
         name: 'enterprise',
@@ -44,6 +47,7 @@ describe('DEFAULT_TIERS', () => {
         countPer: 'key',
         kinds: null,
         historyDays: null,
+        streams: 200,
       },
     };
     assert.deepEqual(DEFAULT_TIERS, expected);
@@ -63,6 +67,7 @@ describe('mergeTiers: the operator config over the defaults, by name', () => {
       countPer: 'key+ip',
       kinds: null,
       historyDays: 31,
+      streams: 50,
     });
     assert.deepEqual(merged['free'], DEFAULT_TIERS['free']);
   });
@@ -73,12 +78,16 @@ describe('mergeTiers: the operator config over the defaults, by name', () => {
     assert.equal(merged['demo']?.limits.length, 1);
   });
 
-  test('countPer, kinds and historyDays override one at a time', () => {
+  test('countPer, kinds, historyDays and streams override one at a time', () => {
     const merged = mergeTiers(DEFAULT_TIERS, {
       free: { countPer: 'key+ip' },
       pro: { kinds: ['electricity', 'fx'] },
       enterprise: { historyDays: 3650 },
+      demo: { streams: 5 },
     });
+    assert.equal(merged['demo']?.streams, 5);
+    assert.equal(merged['demo']?.countPer, 'key+ip');
+    assert.equal(merged['free']?.streams, 3);
     assert.equal(merged['free']?.countPer, 'key+ip');
     assert.deepEqual(merged['free']?.limits, DEFAULT_TIERS['free']?.limits);
     assert.deepEqual(merged['pro']?.kinds, ['electricity', 'fx']);
@@ -101,7 +110,7 @@ describe('mergeTiers: the operator config over the defaults, by name', () => {
     assert.equal(again['free']?.historyDays, 7);
   });
 
-  test('a new tier brings its limits; the other fields default to per key, every kind, unlimited history', () => {
+  test('a new tier brings its limits; the other fields default to per key, every kind, unlimited history, 3 streams', () => {
     const merged = mergeTiers(DEFAULT_TIERS, { partner: { limits: [perMinute(300)] } });
     assert.deepEqual(merged['partner'], {
       name: 'partner',
@@ -109,6 +118,7 @@ describe('mergeTiers: the operator config over the defaults, by name', () => {
       countPer: 'key',
       kinds: null,
       historyDays: null,
+      streams: 3,
     });
     assert.deepEqual(Object.keys(merged), ['demo', 'free', 'pro', 'enterprise', 'partner']);
   });
@@ -119,6 +129,7 @@ describe('mergeTiers: the operator config over the defaults, by name', () => {
       countPer: 'key+ip' as const,
       kinds: ['electricity'],
       historyDays: 365,
+      streams: 12,
     };
     assert.deepEqual(mergeTiers(DEFAULT_TIERS, { partner })['partner'], { name: 'partner', ...partner });
   });
@@ -137,5 +148,17 @@ describe('mergeTiers: the operator config over the defaults, by name', () => {
       partner: { limits: [] },
     });
     assert.deepEqual(DEFAULT_TIERS, before);
+  });
+});
+
+describe("countedAs: what a key's use is counted by", () => {
+  test('per key, or with key+ip per key and client address group (IPv4 address, IPv6 /64)', () => {
+    const demo = DEFAULT_TIERS['demo'] as Tier;
+    const free = DEFAULT_TIERS['free'] as Tier;
+    assert.equal(countedAs(free, 'k1', '192.0.2.7'), countedAs(free, 'k1', '198.51.100.1'));
+    assert.notEqual(countedAs(demo, 'k1', '192.0.2.7'), countedAs(demo, 'k1', '198.51.100.1'));
+    assert.equal(countedAs(demo, 'k1', '2001:db8:1:2::5'), countedAs(demo, 'k1', '2001:db8:1:2:ff::9'));
+    assert.equal(countedAs(demo, 'k1', '::ffff:192.0.2.7'), countedAs(demo, 'k1', '192.0.2.7'));
+    assert.notEqual(countedAs(demo, 'k1', '192.0.2.7'), countedAs(demo, 'k2', '192.0.2.7'));
   });
 });

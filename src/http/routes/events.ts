@@ -2,33 +2,36 @@
  * `GET /api/v1/events` (docs/events.md): the price events the key may read, as server-sent events.
  *
  * Each stream starts at the newest event, or after the one `Last-Event-ID` names if that is within
- * the resume window, and reads the event log from its own cursor whenever the log says something
- * was appended (on this instance or another). Opening a stream counts as one request; a key holds
- * at most its tier's number of open streams on an instance. On shutdown every stream gets a
- * `retry:` hint and ends, so clients reconnect (to another instance) where they left off.
+ * the resume window, and sends the events after its own cursor as its client takes them
+ * (src/events/event-stream.ts): what a stream holds for its client is bounded, counted with its
+ * connection's unsent bytes (client-groups.ts), and a client that stops reading is closed by the
+ * idle deadline. Opening a stream counts as one request; a key holds at most its tier's `streams`
+ * open on an instance, counted as the tier counts requests (per key, or per key and client address
+ * group). On shutdown every stream gets a `retry:` hint and ends, so clients reconnect (to another
+ * instance) where they left off.
  */
-import { PassThrough } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
+import { countedAs } from '../../domain/limits/tiers.js';
 import { EventHub } from '../../events/event-hub.js';
+import { EventStream } from '../../events/event-stream.js';
 import { seqOfId } from '../../events/outbox.js';
 import {
   type EventStreamOptions,
   HEARTBEAT_MS,
   RESUME_WINDOW_MS,
   RETRY_MS,
-  streamsPerKey,
 } from '../../events/stream-limits.js';
-import type { EventLog, PriceEvent } from '../../events/types.js';
+import type { EventLog } from '../../events/types.js';
 import type { PriceService } from '../../services/price-service.js';
+import { countUnsent } from '../client-groups.js';
 import type { KeyGuard } from '../key-guard.js';
+import type { Metrics } from '../metrics.js';
 import { parseReadQuery, ReadHeadersSchema, ReadQueryFields } from '../read-query.js';
 import { keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 
-/** Events read from the log per query while a stream catches up. */
-const PAGE = 500;
 /** How long a shutdown waits for the streams' last chunks to reach their sockets. */
 const SHUTDOWN_FLUSH_MS = 1_000;
 
@@ -37,31 +40,72 @@ export interface EventRouteDeps {
   readonly prices: PriceService;
   readonly keyGuard: KeyGuard;
   readonly clock: () => number;
+  readonly metrics: Metrics;
   readonly options?: EventStreamOptions;
 }
 
-/** One event as the stream sends it: its id, its type, and the whole event as JSON data. */
-export function eventFrame(event: PriceEvent): string {
-  const { seq: _seq, ...body } = event;
-  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(body)}\n\n`;
+/** An open stream: the text it queues, and the answer whose socket holds what it wrote. */
+interface OpenStream {
+  readonly stream: EventStream;
+  readonly raw: FastifyReply['raw'];
+  /** Ends it with the shutdown hint; resolves once its last chunk reached the socket, or it closed. */
+  readonly shutdown: () => Promise<void>;
+}
+
+/**
+ * Where a stream starts: after the event `Last-Event-ID` names if the events after it are at most
+ * 24 hours old, else at the newest event, with a note saying why.
+ */
+async function startOf(
+  events: EventLog,
+  header: string | undefined,
+  now: number,
+): Promise<{ after: number; note?: string }> {
+  const latest = await events.latestSeq();
+  if (header === undefined) return { after: latest };
+  const last = seqOfId(header);
+  if (last === undefined || last > latest) {
+    return { after: latest, note: 'the Last-Event-ID is unknown here; starting from now' };
+  }
+  const next = (await events.after(last, 1))[0];
+  if (next !== undefined && now - Date.parse(next.time) > RESUME_WINDOW_MS) {
+    return {
+      after: latest,
+      note: 'the events after Last-Event-ID are older than 24 hours; starting from now',
+    };
+  }
+  return { after: last };
 }
 
 export function eventRoutes(app: FastifyInstance, deps: EventRouteDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const heartbeatMs = deps.options?.heartbeatMs ?? HEARTBEAT_MS;
-  const limitOf = deps.options?.streamsPerKey ?? streamsPerKey;
-  const openPerKey = new Map<string, number>();
-  const open = new Set<() => Promise<void>>();
+  /** Open streams by what the tier counts them by (`countedAs`). */
+  const openPer = new Map<string, number>();
+  const open = new Set<OpenStream>();
   const hub =
     deps.events &&
     new EventHub(deps.events, (error) => app.log.warn({ err: error }, 'reading the event log failed'));
+
+  deps.metrics.observeEventStreams(() => {
+    let unsent = 0;
+    let largestUnsent = 0;
+    for (const { stream, raw } of open) {
+      // A closed connection holds nothing any more; its stream leaves `open` a moment later.
+      if (raw.socket === null || raw.socket.destroyed) continue;
+      const bytes = stream.readableLength + raw.writableLength;
+      unsent += bytes;
+      largestUnsent = Math.max(largestUnsent, bytes);
+    }
+    return { open: open.size, unsent, largestUnsent };
+  });
 
   // preClose: Fastify waits for requests in flight before onClose, and a stream never finishes by
   // itself. Each stream is ended with its retry hint, and the close waits until its last chunk has
   // been handed to the socket (at most `SHUTDOWN_FLUSH_MS`): closing the connections earlier would
   // cut the answer short, and a client would see a broken response instead of a finished one.
   app.addHook('preClose', async () => {
-    const ends = [...open].map((end) => end());
+    const ends = [...open].map(({ shutdown }) => shutdown());
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, SHUTDOWN_FLUSH_MS);
@@ -116,95 +160,69 @@ export function eventRoutes(app: FastifyInstance, deps: EventRouteDeps): void {
       const readable = await deps.prices.catalogue(caller.tier, query);
       const everything = query.symbols === undefined && caller.tier.kinds === null;
       const wanted = new Set(readable.map((s) => s.symbol));
-      const keyId = caller.key.id;
-      const held = openPerKey.get(keyId) ?? 0;
-      const limit = limitOf(caller.tier);
+      const counted = countedAs(caller.tier, caller.key.id, request.ip);
+      const held = openPer.get(counted) ?? 0;
+      const limit = caller.tier.streams;
       if (held >= limit) {
-        throw new ApiError('rate_limited', `This key already holds ${limit} open event streams.`, {
+        const from = caller.tier.countPer === 'key+ip' ? ' from this address' : '';
+        throw new ApiError('rate_limited', `This key already holds ${limit} open event streams${from}.`, {
           retryAfterSeconds: RETRY_MS / 1_000,
           extra: { 'violated-policies': ['streams'] },
         });
       }
 
-      const latest = await events.latestSeq();
-      let cursor = latest;
-      let note: string | undefined;
-      const header = request.headers['last-event-id'];
-      if (header !== undefined) {
-        const last = seqOfId(header);
-        const next = last === undefined || last > latest ? undefined : (await events.after(last, 1))[0];
-        if (last === undefined || last > latest)
-          note = 'the Last-Event-ID is unknown here; starting from now';
-        else if (next !== undefined && deps.clock() - Date.parse(next.time) > RESUME_WINDOW_MS) {
-          note = 'the events after Last-Event-ID are older than 24 hours; starting from now';
-        } else cursor = last;
-      }
-
-      openPerKey.set(keyId, held + 1);
-      const stream = new PassThrough();
-      let ended = false;
-      const forward = (page: readonly PriceEvent[]) => {
-        for (const event of page) {
-          if (ended || event.seq <= cursor) continue;
-          cursor = event.seq;
-          if (everything || wanted.has(event.data.symbol)) stream.write(eventFrame(event));
-        }
-      };
-      // New events come from the hub; until this stream has caught up, they wait in `waiting`.
-      let waiting: PriceEvent[] | undefined = [];
+      // Taken before any wait, so streams opened at once cannot pass the bound together.
+      openPer.set(counted, held + 1);
+      let released = false;
       const release = () => {
-        const left = (openPerKey.get(keyId) ?? 1) - 1;
-        if (left > 0) openPerKey.set(keyId, left);
-        else openPerKey.delete(keyId);
+        if (released) return;
+        released = true;
+        const left = (openPer.get(counted) ?? 1) - 1;
+        if (left > 0) openPer.set(counted, left);
+        else openPer.delete(counted);
       };
-      let unsubscribe: () => void;
+      let stream: EventStream;
       try {
-        unsubscribe = await hub.subscribe((page) => {
-          if (waiting === undefined) forward(page);
-          else waiting.push(...page);
+        const { after, note } = await startOf(events, request.headers['last-event-id'], deps.clock());
+        stream = await EventStream.open({
+          log: events,
+          hub,
+          after,
+          wants: (event) => everything || wanted.has(event.data.symbol),
+          greeting: `retry: ${RETRY_MS}\n: ${note ?? 'connected'}\n\n`,
+          heartbeatMs,
+          onError: (error) => request.log.warn({ err: error }, 'reading the event log for a stream failed'),
         });
       } catch (error) {
         release();
         throw error;
       }
-      const heartbeat = setInterval(() => stream.write(': heartbeat\n\n'), heartbeatMs);
-      const finish = () => {
-        if (ended) return;
-        ended = true;
-        clearInterval(heartbeat);
-        unsubscribe();
-        open.delete(shutdown);
+      const raw = reply.raw;
+      const entry: OpenStream = {
+        stream,
+        raw,
+        shutdown: () =>
+          new Promise<void>((resolve) => {
+            if (raw.writableFinished || raw.destroyed) resolve();
+            raw.once('finish', resolve);
+            raw.once('close', resolve);
+            stream.finish(
+              `retry: ${RETRY_MS}\n: the server is shutting down; reconnect with Last-Event-ID\n\n`,
+            );
+          }),
+      };
+      open.add(entry);
+      // What the stream queues counts with its connection's unsent bytes, against its client's bound.
+      countUnsent(raw, () => stream.readableLength);
+      const closed = () => {
+        open.delete(entry);
         release();
+        stream.destroy();
       };
-      const shutdown = () =>
-        new Promise<void>((resolve) => {
-          const raw = reply.raw;
-          if (raw.writableFinished || raw.destroyed) resolve();
-          raw.once('finish', resolve);
-          raw.once('close', resolve);
-          stream.end(`retry: ${RETRY_MS}\n: the server is shutting down; reconnect with Last-Event-ID\n\n`);
-          finish();
-        });
-      open.add(shutdown);
-      reply.raw.on('close', finish);
-      const catchUp = async () => {
-        try {
-          for (;;) {
-            const page = await events.after(cursor, PAGE);
-            forward(page);
-            if (page.length < PAGE || ended) break;
-          }
-        } catch (error) {
-          request.log.warn({ err: error }, 'reading the event log for a stream failed');
-        } finally {
-          const queued = waiting ?? [];
-          waiting = undefined;
-          forward(queued);
-        }
-      };
+      // The client may have gone while the stream was being opened.
+      if (raw.destroyed) closed();
+      else raw.once('close', closed);
 
-      stream.write(`retry: ${RETRY_MS}\n: ${note ?? 'connected'}\n\n`);
-      void catchUp();
       // The schema documents the stream as a string; Fastify sends a stream as it comes.
       return (
         (reply as FastifyReply)
