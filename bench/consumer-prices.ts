@@ -28,7 +28,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addDays, dayBounds, formatInstant } from '../src/domain/time/days.js';
 import { control, mean, newestTotal, requireValgrind, spread, thousands } from './callgrind.js';
 import { CLI, cleanups, cli, envWith, median, REPO, runBench, startChild, stop } from './lib.js';
 
@@ -213,8 +212,8 @@ async function main(): Promise<void> {
     PRICEPOINT_DATA_DIR: join(dir, 'data'),
   };
 
-  // A first start, not counted: the development data, the certificate, a key, and EURNOK with a
-  // rate for every day NO1 has (the ECB source would fetch it).
+  // A first start, not counted: the development data (EURNOK among it, a rate for every day NO1
+  // has), the certificate and a key.
   const first = await startChild([CLI, 'serve', '--dev-data', '--json'], envWith(settings), 'stderr');
   const { key } = JSON.parse(
     await cli(
@@ -223,32 +222,6 @@ async function main(): Promise<void> {
     ),
   ) as { key: string };
   const ca = readFileSync(join(dir, 'data', 'tls', 'localhost-cert.pem'), 'utf8');
-  const { send, close } = client(first.port, ca);
-  const json = { 'x-api-key': key, 'content-type': 'application/json' };
-  const created = await send(
-    '/api/v1/series/EURNOK',
-    json,
-    'PUT',
-    JSON.stringify({
-      name: 'EUR in NOK',
-      kind: 'fx',
-      currency: 'NOK',
-      unit: 'EUR',
-      timezone: 'Europe/Berlin',
-      resolution: 'P1D',
-    }),
-  );
-  if (created.status !== 201) throw new Error(`creating EURNOK: ${created.status} ${created.body}`);
-  const info = await send('/api/v1/series/NO1', { 'x-api-key': key });
-  const { coverage } = JSON.parse(info.body) as { coverage: { first: string; last: string } };
-  const rates: { start: string; price: string }[] = [];
-  for (let date = addDays(coverage.first, -1), n = 0; date <= coverage.last; date = addDays(date, 1), n++) {
-    const midnight = formatInstant(dayBounds(date, 'Europe/Berlin').start, 'Europe/Berlin');
-    rates.push({ start: midnight, price: `11.${5800 + ((n * 37) % 200)}` });
-  }
-  const uploaded = await send('/api/v1/series/EURNOK/prices', json, 'PUT', JSON.stringify(rates));
-  if (uploaded.status !== 200) throw new Error(`uploading EURNOK: ${uploaded.status} ${uploaded.body}`);
-  close();
   await stop(first.child);
 
   const envs: Record<Mode, NodeJS.ProcessEnv> = {

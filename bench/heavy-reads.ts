@@ -24,7 +24,7 @@ import { Agent } from 'node:https';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEMO_API_KEY } from '../src/dev-data/dev-data.js';
-import { addDays, dayBounds, formatInstant, localDate } from '../src/domain/time/days.js';
+import { addDays, localDate } from '../src/domain/time/days.js';
 import {
   cleanups,
   cli,
@@ -101,7 +101,6 @@ async function untilSecond(second: number): Promise<void> {
 async function main(): Promise<string[]> {
   const tiers = {
     'bench-probe': { limits: [{ name: 'second', limit: 1_000_000, windowSeconds: 1 }], countPer: 'key' },
-    'bench-admin': { limits: [{ name: 'second', limit: 1_000_000, windowSeconds: 1 }], countPer: 'key' },
   };
   const { dir, settings, server, ca } = await startEmbeddedServer('pricepoint-bench-heavy-', tiers, {
     fx: { EUR: { NOK: 'EURNOK' } },
@@ -120,36 +119,16 @@ async function main(): Promise<string[]> {
       { 'x-api-key': key, 'content-type': 'application/json' },
       body === undefined ? undefined : JSON.stringify(body),
     );
-  const key = async (tier: string, scopes = 'read') =>
+  const key = async (tier: string) =>
     (
-      JSON.parse(
-        await cli(['keys', 'create', '--tier', tier, '--name', tier, '--scopes', scopes, '--json'], settings),
-      ) as { key: string }
+      JSON.parse(await cli(['keys', 'create', '--tier', tier, '--name', tier, '--json'], settings)) as {
+        key: string;
+      }
     ).key;
-  const admin = await key('bench-admin', 'read,write,admin');
   const probe = await key('bench-probe');
   const pro = await key('pro');
 
-  // EUR to NOK for every day NO1 has, as the ECB source would fetch it.
-  const created = await call('PUT', '/api/v1/series/EURNOK', admin, {
-    name: 'EUR in NOK',
-    kind: 'fx',
-    currency: 'NOK',
-    unit: 'EUR',
-    timezone: 'Europe/Berlin',
-    resolution: 'P1D',
-  });
-  if (created.status !== 201) throw new Error(`creating EURNOK: ${created.status} ${created.body}`);
-  const { coverage } = JSON.parse((await call('GET', '/api/v1/series/NO1', admin)).body) as {
-    coverage: { first: string; last: string };
-  };
-  const rates: { start: string; price: string }[] = [];
-  for (let date = addDays(coverage.first, -1), n = 0; date <= coverage.last; date = addDays(date, 1), n++) {
-    const midnight = formatInstant(dayBounds(date, 'Europe/Berlin').start, 'Europe/Berlin');
-    rates.push({ start: midnight, price: `11.${5800 + ((n * 37) % 200)}` });
-  }
-  const uploaded = await call('PUT', '/api/v1/series/EURNOK/prices', admin, rates);
-  if (uploaded.status !== 200) throw new Error(`uploading EURNOK: ${uploaded.status} ${uploaded.body}`);
+  // EUR to NOK: the development data set's EURNOK, a rate for every day NO1 has.
 
   // Dates as the server reads them: a day back from the earliest zone's today keeps within 31 days.
   const today = localDate(Date.now(), 'Pacific/Honolulu');
