@@ -1,7 +1,7 @@
 /**
  * `npm run bench:heavy-reads` (also a step of `npm run bench`): whether clients within their limits,
  * asking for tariffed, ranked month ranges that no cache holds, slow down another key's requests
- * (README "Rate limits", "Heavy reads in flight").
+ * (docs/using-the-api.md "Rate limits", "Heavy reads in flight").
  *
  * A real server (`pricepoint serve --dev-data`, the embedded default) with EUR to NOK rates and a
  * household tariff in NOK per kWh. A load process (bench/setups/heavy-load.mjs, 127.0.0.x only)

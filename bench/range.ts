@@ -1,6 +1,6 @@
 /**
  * `npm run bench:range`: what a year of one 15-minute series costs, and whether one key asking for
- * such years at its tier's request rate slows everyone else down (README "Rate limits").
+ * such years at its tier's request rate slows everyone else down (docs/using-the-api.md "Rate limits").
  *
  * 1. In this process, over an in-memory SQLite store holding 2025 of one PT15M series (35,040
  *    points): the uncached year range built as the server builds it (plan and read through the

@@ -1,6 +1,6 @@
 /**
  * `pricepoint check`: lists the stored points that no longer lie on their series' grid under the
- * time zone rules in use (README "The `pricepoint` command"), per series and local date, with how
+ * time zone rules in use (docs/operating.md "The `pricepoint` command"), per series and local date, with how
  * to fix them. It changes nothing, and exits 1 when there are any, so scripts can act on it.
  */
 import { type Command, CommanderError, Option } from 'commander';

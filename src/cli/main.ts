@@ -32,7 +32,7 @@ function packageVersion(): string {
 }
 
 export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
-  // Every command reads zones with the tz database its settings choose (README "Time zone data").
+  // Every command reads zones with the tz database its settings choose (docs/operating.md "Time zone data").
   const config = (overrides: Partial<Config> = {}) => {
     const cfg = loadConfig(env, overrides);
     useTzSource(cfg.tzData);

@@ -1,4 +1,4 @@
-/** Each `PRICEPOINT_*` environment variable and the values it takes (README.md "Settings"). */
+/** Each `PRICEPOINT_*` environment variable and the values it takes (docs/settings.md). */
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';

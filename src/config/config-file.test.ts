@@ -118,7 +118,7 @@ describe('loadConfig reads the PRICEPOINT_CONFIG file', () => {
     refuses({ PRICEPOINT_CONFIG: configFile('redisFallback: maybe\n') }, /setting "redisFallback"/);
   });
 
-  test('a setting without a file key in README.md is refused in the file, not ignored', () => {
+  test('a setting without a file key in docs/settings.md is refused in the file, not ignored', () => {
     // Only the environment sets these: a key here would otherwise look set and do nothing.
     for (const key of ['keySecret', 'databaseUrl', 'readCacheMs']) {
       refuses({ PRICEPOINT_CONFIG: configFile(`${key}: x\n`) }, new RegExp(`setting "${key}"`));

@@ -1,4 +1,4 @@
-/** A bad tier in the config file is refused, named by its path in the file (README.md "Settings"). */
+/** A bad tier in the config file is refused, named by its path in the file (docs/settings.md). */
 import { describe, test } from 'node:test';
 import { configFiles, refuses } from './config-fixtures.js';
 

@@ -39,7 +39,7 @@ type ReplacedInConfig =
   | 'shutdownGraceSeconds'
   | 'tzDir';
 
-/** What the server, the CLI and the tests use; README.md "Settings" says what each setting does. */
+/** What the server, the CLI and the tests use; docs/settings.md says what each setting does. */
 export type Config = Omit<Settings, ReplacedInConfig> & {
   /** Absolute. */
   readonly dataDir: string;
@@ -50,7 +50,7 @@ export type Config = Omit<Settings, ReplacedInConfig> & {
   /** How long SIGTERM waits for requests in flight. */
   readonly shutdownGraceMs: number;
   /**
-   * Where zone rules may come from (README "Time zone data"): `PRICEPOINT_TZDIR`, used whatever its
+   * Where zone rules may come from (docs/operating.md "Time zone data"): `PRICEPOINT_TZDIR`, used whatever its
    * release, and the system's zoneinfo (`TZDIR`, else /usr/share/zoneinfo).
    */
   readonly tzData: TzSourceOptions;

@@ -1,7 +1,7 @@
 /**
  * The kinds of value a setting can hold. Each kind brings the schema the config file is checked
  * against (and the type that follows from it), how the environment's text becomes a value, and what
- * README.md says it accepts, so the three cannot drift apart.
+ * docs/settings.md says it accepts, so the three cannot drift apart.
  */
 import { isIP } from 'node:net';
 import { type TSchema, Type } from '@sinclair/typebox';
@@ -21,7 +21,7 @@ export interface SettingKind<T> {
   parse(raw: string, name: string): T | undefined;
   /** A rule beyond the schema, for values from either source: what is wrong, or undefined. */
   readonly problem?: ((value: T) => string | undefined) | undefined;
-  /** What README.md's settings table says the setting accepts (Markdown). */
+  /** What docs/settings.md's settings table says the setting accepts (Markdown). */
   readonly accepts: string;
 }
 
@@ -86,7 +86,7 @@ export function oneOf<const T extends string>(values: readonly T[]): SettingKind
   };
 }
 
-/** Text that matches `pattern`, described in words by `rule` (in the message and in README.md). */
+/** Text that matches `pattern`, described in words by `rule` (in the message and in docs/settings.md). */
 export function matching(pattern: RegExp, rule: string): SettingKind<string> {
   return {
     schema: Type.String({ pattern: pattern.source }),

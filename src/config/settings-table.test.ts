@@ -1,7 +1,7 @@
 /**
- * README.md's settings table is the settings table of settings.ts, rendered: when a setting, its
+ * docs/settings.md's settings table is the settings table of settings.ts, rendered: when a setting, its
  * default or its description changes in one and not the other, this fails until
- * `npm run docs:settings` writes the README again.
+ * `npm run docs:settings` writes the page again.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -15,19 +15,19 @@ import {
   settingsTable,
   TABLE_END,
   TABLE_START,
-  tableInReadme,
+  tableInPage,
   withTable,
 } from './settings-table.js';
 
-const README = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'README.md');
+const PAGE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'settings.md');
 
-describe('README.md "Settings"', () => {
+describe('docs/settings.md', () => {
   test('its table is the one the code declares (npm run docs:settings writes it)', () => {
-    const readme = readFileSync(README, 'utf8');
+    const page = readFileSync(PAGE, 'utf8');
     assert.equal(
-      tableInReadme(readme),
+      tableInPage(page),
       betweenMarkers(settingsTable()),
-      'README.md differs from src/config/settings.ts: run npm run docs:settings',
+      'docs/settings.md differs from src/config/settings.ts: run npm run docs:settings',
     );
   });
 
@@ -39,16 +39,16 @@ describe('README.md "Settings"', () => {
     assert.deepEqual(names, ENV_SETTINGS);
   });
 
-  test('a README whose table differs is told apart, and writing the table makes it equal again', () => {
+  test('a page whose table differs is told apart, and writing the table makes it equal again', () => {
     const table = settingsTable();
     const stale = `intro\n${TABLE_START}\n${table.replace('`8443`', '`8080`')}\n${TABLE_END}\nafter\n`;
-    assert.notEqual(tableInReadme(stale), betweenMarkers(table), 'a changed default shows');
+    assert.notEqual(tableInPage(stale), betweenMarkers(table), 'a changed default shows');
     const written = withTable(stale, table);
-    assert.equal(tableInReadme(written), betweenMarkers(table));
+    assert.equal(tableInPage(written), betweenMarkers(table));
     assert.ok(
       written.startsWith(`intro\n${TABLE_START}\n\n|`) && written.endsWith(`|\n\n${TABLE_END}\nafter\n`),
     );
-    assert.throws(() => tableInReadme('no markers here'), /README\.md has no/);
+    assert.throws(() => tableInPage('no markers here'), /docs\/settings\.md has no/);
   });
 });
 

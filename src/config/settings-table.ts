@@ -1,6 +1,6 @@
 /**
- * README.md's settings table, rendered from the settings table in settings.ts. `npm run docs:settings`
- * writes it between the two marker comments; settings-table.test.ts fails while the README differs.
+ * docs/settings.md's settings table, rendered from the settings table in settings.ts. `npm run
+ * docs:settings` writes it between the two marker comments; settings-table.test.ts fails while the page differs.
  */
 import { SETTINGS, type Setting } from './settings.js';
 
@@ -52,19 +52,20 @@ export function betweenMarkers(table: string): string {
 }
 
 /**
- * The text between the markers of `readme`, as it is: what README.md shows now.
- * Throws when the markers are missing, so neither the script nor the test passes on a README without them.
+ * The text between the markers of `page`, as it is: what docs/settings.md shows now.
+ * Throws when the markers are missing, so neither the script nor the test passes on a page without them.
  */
-export function tableInReadme(readme: string): string {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
-  if (start === -1 || end < start) throw new Error(`README.md has no "${TABLE_START}" ... "${TABLE_END}"`);
-  return readme.slice(start + TABLE_START.length, end);
+export function tableInPage(page: string): string {
+  const start = page.indexOf(TABLE_START);
+  const end = page.indexOf(TABLE_END);
+  if (start === -1 || end < start)
+    throw new Error(`docs/settings.md has no "${TABLE_START}" ... "${TABLE_END}"`);
+  return page.slice(start + TABLE_START.length, end);
 }
 
-/** `readme` with the text between the markers replaced by `table`. */
-export function withTable(readme: string, table: string): string {
-  const start = readme.indexOf(TABLE_START) + TABLE_START.length;
-  const end = start + tableInReadme(readme).length;
-  return `${readme.slice(0, start)}${betweenMarkers(table)}${readme.slice(end)}`;
+/** `page` with the text between the markers replaced by `table`. */
+export function withTable(page: string, table: string): string {
+  const start = page.indexOf(TABLE_START) + TABLE_START.length;
+  const end = start + tableInPage(page).length;
+  return `${page.slice(0, start)}${betweenMarkers(table)}${page.slice(end)}`;
 }

@@ -1,8 +1,8 @@
 /**
  * Every setting, declared once: its environment name, its config-file key (if the file may set it),
  * the kind of value it holds, its default and what it means. The `Config` type, the checks of both
- * sources, the defaults and README.md's settings table (`npm run docs:settings`) all follow from it.
- * The order here is the order of the README table.
+ * sources, the defaults and docs/settings.md's settings table (`npm run docs:settings`) all follow from it.
+ * The order here is the order of the table in docs/settings.md.
  */
 import {
   boolean,
@@ -34,9 +34,9 @@ export interface Setting<T, Optional extends boolean = boolean> {
   /** Without a default, an unset setting is undefined. */
   readonly optional: Optional;
   readonly default?: T | ((chosen: Chosen) => T) | undefined;
-  /** The default as README.md shows it, where the value alone does not say it well. */
+  /** The default as docs/settings.md shows it, where the value alone does not say it well. */
   readonly shownDefault?: string | undefined;
-  /** What it does, for README.md (Markdown). */
+  /** What it does, for docs/settings.md (Markdown). */
   readonly meaning: string;
 }
 
@@ -226,14 +226,14 @@ export const SETTINGS = {
     // The event loop is one thread: more at once only makes each wait longer between its turns.
     default: 2,
     meaning:
-      'heavy reads (converted, tariffed, ranked or over one unit, not in the answer cache) the instance builds at once; the others wait their turn, client after client (README "Rate limits")',
+      'heavy reads (converted, tariffed, ranked or over one unit, not in the answer cache) the instance builds at once; the others wait their turn, client after client (docs/using-the-api.md "Rate limits")',
   }),
   heavyReadsPerClient: withDefault({
     env: 'PRICEPOINT_HEAVY_READS_PER_CLIENT',
     kind: integer(1, 64),
     default: 2,
     meaning:
-      'heavy reads one key builds at once, per client address for tiers counted per key and address; four times as many wait their turn, and one beyond those gets 429 `rate_limited` (README "Rate limits")',
+      'heavy reads one key builds at once, per client address for tiers counted per key and address; four times as many wait their turn, and one beyond those gets 429 `rate_limited` (docs/using-the-api.md "Rate limits")',
   }),
   fastPath: withDefault({
     env: 'PRICEPOINT_FAST_PATH',

@@ -1,6 +1,6 @@
 /**
  * What the development data set brings to the configuration (docs/data-model.md, "The development
- * data set"): the `fx:` pairs and the household tariff of README's "Settings", so that every example
+ * data set"): the `fx:` pairs and the household tariff of docs/settings.md, so that every example
  * of the README runs on `npm start` alone. They apply only where the config file has no `fx:`, or
  * no `tariffs:`, of its own; a file that has them is taken as it is.
  */
@@ -8,10 +8,10 @@ import type { FxPairs } from '../config/config-file.js';
 import type { Tariff } from '../domain/money/tariff.js';
 import { parseTariffs } from '../domain/money/tariff-config.js';
 
-/** README "Settings", `fx:`: the development data set has each of these series. */
+/** docs/settings.md, `fx:`: the development data set has each of these series. */
 export const DEV_FX: FxPairs = { EUR: { NOK: 'EURNOK', SEK: 'EURSEK', USD: 'EURUSD' } };
 
-/** README "Settings", `tariffs:` (docs/tariffs.md has the worked example). */
+/** docs/settings.md, `tariffs:` (docs/tariffs.md has the worked example). */
 export const DEV_TARIFFS: Readonly<Record<string, Tariff>> = parseTariffs({
   'no1-household': {
     currency: 'NOK',

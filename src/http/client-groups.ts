@@ -8,7 +8,7 @@
  * Past the byte bound the group's connections holding the most are closed until it is back under
  * the bound, so a slow reader loses its own connections while a client beside it that reads is
  * served. The group's last connection holding bytes is spared while it holds a single answer: one
- * answer of any size still reaches a client that reads it. README "Decisions" says the same. An
+ * answer of any size still reaches a client that reads it. docs/decisions.md says the same. An
  * answer that never ends (an event stream) is counted by the sweep each second, with the text it
  * queues in front of its socket (`countUnsent`).
  */

@@ -1,5 +1,5 @@
 /**
- * How many heavy reads are built at once (README "Rate limits", "Heavy reads in flight"): a read of
+ * How many heavy reads are built at once (docs/using-the-api.md "Rate limits", "Heavy reads in flight"): a read of
  * days that the answer cache does not hold and that converts, prices under a tariff, ranks or weighs
  * more than one unit. A client is a key, or a key and a client address group for tiers counted per
  * key and address (the shared demo key).

@@ -27,7 +27,7 @@ export interface KeyGuardOptions {
   /** The scope the route needs; `read` by default. */
   readonly scope?: Scope;
   /**
-   * What the request weighs in rate-limit units (README "Rate limits"), worked out from its URL
+   * What the request weighs in rate-limit units (docs/using-the-api.md "Rate limits"), worked out from its URL
    * after authentication, so that it is counted in one step, all or nothing; 1 without it.
    */
   readonly weigh?: (request: FastifyRequest) => Promise<number>;

@@ -15,7 +15,7 @@ import { requestId } from './request-id.js';
 
 /**
  * A problem's `type`: the IANA registered type where one exists, else a reference to this server's
- * own reference page, `/docs#problem-CODE` (README "Errors"). Relative, as RFC 9457 allows: it
+ * own reference page, `/docs#problem-CODE` (docs/using-the-api.md "Errors"). Relative, as RFC 9457 allows: it
  * resolves against the request's URL, so it reaches the served docs under whatever name and port
  * the client used, behind a proxy too, and never a host that may not exist.
  * @example problemType('not_found') // '/docs#problem-not_found'

@@ -18,7 +18,7 @@ const state = (rule: LimitRule, remaining: number, resetAt: string): LimitState 
 describe('rateLimitHeaders', () => {
   const now = at('2026-11-22T10:15:19.000Z');
 
-  test('writes the draft fields and the legacy X- fields exactly as the README shows them', () => {
+  test('writes the draft fields and the legacy X- fields exactly as docs/using-the-api.md shows them', () => {
     const decision: LimitDecision = {
       allowed: true,
       states: [state(minute, 12, '2026-11-22T10:16:00Z'), state(day, 988, '2026-11-23T00:00:00Z')],

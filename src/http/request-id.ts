@@ -1,5 +1,5 @@
 /**
- * Request ids (README "Logs", the `X-Request-Id` header): random version 4 UUIDs, from the same
+ * Request ids (docs/settings.md "Logs", the `X-Request-Id` header): random version 4 UUIDs, from the same
  * cryptographic source and batching as `crypto.randomUUID()`, written as one flat string.
  *
  * `randomUUID()` joins its text from 20 pieces, and V8 copies them into one string again for each

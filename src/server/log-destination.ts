@@ -1,5 +1,5 @@
 /**
- * Where `pricepoint serve` writes its log: standard output, in batches (README "Logs").
+ * Where `pricepoint serve` writes its log: standard output, in batches (docs/settings.md "Logs").
  *
  * Every request writes one line. pino's asynchronous destination (sonic-boom) gathers lines into a
  * batch itself, but measures the UTF-8 length of the batch it is growing on every line it takes:

@@ -168,8 +168,8 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
   const cache = boundedCache<string, { record: KeyRecord; until: number }>({ maxEntries: CACHE_LIMIT });
   /**
    * Keys refused in the last `cacheMs`, by fingerprint, to the time they are refused until: unknown,
-   * revoked and expired keys alike, so all three are answered the same way and equally fast (README
-   * "Decisions"). Entries come only with a unit of a failed-login budget, and the cache is bounded.
+   * revoked and expired keys alike, so all three are answered the same way and equally fast
+   * (docs/decisions.md). Entries come only with a unit of a failed-login budget, and the cache is bounded.
    */
   const refused = boundedCache<string, number>({ maxEntries: CACHE_LIMIT });
   /** Lookups in flight, by address group and fingerprint: a burst of one key shares one lookup. */

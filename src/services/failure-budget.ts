@@ -1,5 +1,5 @@
 /**
- * The failed-login budget of client addresses (README "Decisions"): so many failed authentications a
+ * The failed-login budget of client addresses (docs/decisions.md): so many failed authentications a
  * minute per address (IPv6 per /64), counted in the rate-limit store, so that instances sharing Redis
  * share it. Past it, every request from the address is refused with 429 before any key lookup.
  */

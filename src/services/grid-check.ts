@@ -1,7 +1,7 @@
 /**
  * Finds stored points that no longer start an interval of their series' grid: points written under
  * older time zone rules (a P1D point at what was midnight before America/Vancouver kept summer
- * time). Nothing is changed; `pricepoint check` lists them and the server warns at start (README
+ * time). Nothing is changed; `pricepoint check` lists them and the server warns at start (docs/operating.md
  * "The `pricepoint` command"). Each series is read in windows of a few thousand points, so memory
  * holds one window and the dates found, however many points are stored.
  */

@@ -12,7 +12,7 @@
  * second a whole import must reach. Rows come in batches (one per chunk read) so the consumer's
  * `for await` runs per chunk, not per row.
  *
- * Hostile input costs no more than a good file (README "Importing prices"): no step reads more than
+ * Hostile input costs no more than a good file (docs/operating.md "Importing prices"): no step reads more than
  * `PIECE` characters of new input without giving the event loop a turn, a CSV record is at most
  * `MAX_RECORD` characters and a JSON line at most `MAX_JSON_LINE`, nested at most `MAX_JSON_DEPTH`
  * deep. A longer JSON line is never built: the reader notes that it is too long and skips to its end.
@@ -49,7 +49,7 @@ export type RowBatches = AsyncIterable<readonly RawRow[]>;
 
 /**
  * Columns an import understands. `date` is derived from `start` and so ignored; `end`, when given,
- * must be where the series' own interval from `start` ends (README "Importing prices").
+ * must be where the series' own interval from `start` ends (docs/operating.md "Importing prices").
  */
 export const KNOWN_COLUMNS = ['symbol', 'date', 'start', 'end', 'price', 'currency', 'unit'] as const;
 const KNOWN = new Set<string>(KNOWN_COLUMNS);

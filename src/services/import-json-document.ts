@@ -1,5 +1,5 @@
 /**
- * Price points from any JSON text, streamed through `stream-json`'s tokenizer (README "Importing
+ * Price points from any JSON text, streamed through `stream-json`'s tokenizer (docs/operating.md "Importing
  * prices"): an array of points, `{"prices": [...]}`, the read answer (`{"series": [{"symbol",
  * "prices": [...]}]}`), or several such values one after the other (JSON Lines sent as
  * `application/json` before the `application/x-ndjson` media type existed). Formatting is free.

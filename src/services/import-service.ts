@@ -1,5 +1,5 @@
 /**
- * Price imports (README "Importing prices"): every row is checked (known series, RFC 3339 start on the series' grid,
+ * Price imports (docs/operating.md "Importing prices"): every row is checked (known series, RFC 3339 start on the series' grid,
  * an interval of the series' own resolution where the row gives an `end` or the file states one,
  * a plain decimal price, no interval twice in one import), valid points are written in batches into
  * one all-or-nothing store session, and the first bad row stops the writing but not the checking,

@@ -81,7 +81,7 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
 
   function nameProblem(name: string | undefined): KeyFieldProblem | undefined {
     if (name === undefined) return { field: 'name', detail: 'name is missing' };
-    // It is printed in listings and terminals (README "Decisions"): a line feed would forge a row.
+    // It is printed in listings and terminals (docs/decisions.md): a line feed would forge a row.
     if (!isPlainText(name)) return { field: 'name', detail: `name ${PLAIN_TEXT_RULE}` };
     if (name.trim() === '' || name.length > 200) {
       return { field: 'name', detail: 'name must be 1 to 200 characters' };

@@ -107,7 +107,7 @@ export interface DayPlan {
     /** With `rank`: the first day read as the reference of the levels (up to 7 days before `date`). */
     readonly reference?: CalendarDate;
   }[];
-  /** Rate-limit units the request takes (README "Rate limits"): see `weightOf`. */
+  /** Rate-limit units the request takes (docs/using-the-api.md "Rate limits"): see `weightOf`. */
   readonly weight: number;
 }
 
@@ -261,8 +261,8 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
 
   /**
    * Days of one series converted as `query` asks and, with `tariff`, priced under it: in turns of
-   * `VALUED_PER_TURN` intervals, so that a long range lets other requests in between (README
-   * "Decisions"). Each interval's value depends on its own start only, so turns change nothing.
+   * `VALUED_PER_TURN` intervals, so that a long range lets other requests in between
+   * (docs/decisions.md). Each interval's value depends on its own start only, so turns change nothing.
    */
   async function valuedDays(days: AnsweredDay[], query: DayQuery): Promise<AnsweredDay[]> {
     const tariff = query.tariff === undefined ? undefined : tariffNamed(tariffs, query.tariff);
@@ -597,7 +597,7 @@ function nextMidnight(now: number, days: readonly { zone: string; today: Calenda
 /**
  * Refuses a `resolution` whose intervals, in the zone the days are read in, would cut an interval of
  * a series in two on any of the days asked (src/domain/time/grid-cut.ts): a mean must be of whole
- * intervals (README "Reading prices"). Series that share a grid and days are checked once.
+ * intervals (docs/using-the-api.md "Reading prices"). Series that share a grid and days are checked once.
  */
 function checkCoarseGrid(
   wanted: readonly { series: Series; zone: string; date: CalendarDate; to: CalendarDate }[],

@@ -5,7 +5,7 @@
  *
  * A request that costs more than an ordinary one to answer (a long range of a fine series) weighs
  * several units, so a tier's limits bound the work a key can ask for, not only its request count:
- * the key guard works out the weight from the URL and calls `take` with it (README "Rate limits").
+ * the key guard works out the weight from the URL and calls `take` with it (docs/using-the-api.md "Rate limits").
  */
 import { ApiError } from '../domain/errors/api-error.js';
 import {

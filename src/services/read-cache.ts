@@ -1,5 +1,5 @@
 /**
- * A small cache of store reads (README "Running several instances"): answers are fresh for a few
+ * A small cache of store reads (docs/operating.md "Running several instances"): answers are fresh for a few
  * seconds (an hour on SQLite, whose writers all announce), dropped at once when a notice says their
  * series changed, and served stale while the database cannot be reached, so cached days outlive a
  * PostgreSQL outage.

@@ -1,5 +1,5 @@
 /**
- * What a read of days weighs in rate-limit units (README "Rate limits"): the intervals it reads and
+ * What a read of days weighs in rate-limit units (docs/using-the-api.md "Rate limits"): the intervals it reads and
  * writes, and what computing each interval answered costs besides. Known from the plan, before
  * anything is read, so that it is taken in one step.
  */
@@ -24,7 +24,7 @@ export const INTERVALS_PER_UNIT = 3_000;
 
 /**
  * What computing each interval answered costs besides reading and writing it, in intervals read
- * (README "Rate limits"): a price converted into another currency or unit, under a tariff (fees and
+ * (docs/using-the-api.md "Rate limits"): a price converted into another currency or unit, under a tariff (fees and
  * VAT), ranked. Measured with bench:consumer-prices (bench/README.md): a converted, tariffed, ranked
  * interval costs about five plain ones.
  */
@@ -55,7 +55,7 @@ function extraIntervals(series: Series, query: Computed): number {
 }
 
 /**
- * The weight of a read of days (README "Rate limits"): every interval read (the days answered and,
+ * The weight of a read of days (docs/using-the-api.md "Rate limits"): every interval read (the days answered and,
  * with `rank`, the days before them) counts one, and every interval answered also counts what
  * computing it costs (`EXTRA_INTERVALS`); one unit per started `INTERVALS_PER_UNIT`, at least one.
  * @example readWeightOf([{ series: no1, date: '2026-10-23', to: '2026-11-22' }], { tariff: 'household', rank: true }) // 5: 2,976 × 5

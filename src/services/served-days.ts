@@ -1,5 +1,5 @@
 /**
- * Days of one series as served (README "Reading prices"): the stored points of consecutive local days,
+ * Days of one series as served (docs/using-the-api.md "Reading prices"): the stored points of consecutive local days,
  * read in one query, each interval written RFC 3339 in the zone read in, at the series' own
  * resolution or as means over coarser intervals.
  */

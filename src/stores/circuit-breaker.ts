@@ -1,5 +1,5 @@
 /**
- * A circuit breaker for a store across the network (README, "Running several instances"). The first
+ * A circuit breaker for a store across the network (docs/operating.md "Running several instances"). The first
  * call that finds the store away or silent trips it; from then on every call is refused at once
  * (`CircuitOpenError`) instead of waiting out a deadline of its own, so a hung database costs only
  * the calls that were already waiting on it. A probe runs in the background, requests or not: at

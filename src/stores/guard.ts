@@ -14,7 +14,7 @@ export type StoreName = 'prices' | 'keys' | 'webhooks';
 function unavailable(cause: unknown): ApiError {
   if (cause instanceof ApiError) return cause;
   // SQLite's SQLITE_FULL, the file system's ENOSPC, PostgreSQL's disk_full: say so, since retrying
-  // does not help until the operator frees space (README "Errors").
+  // does not help until the operator frees space (docs/using-the-api.md "Errors").
   const code = (cause as { code?: unknown } | null)?.code;
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === '53100') {
     return new ApiError(

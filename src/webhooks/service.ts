@@ -158,7 +158,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
 
 export type WebhookService = ReturnType<typeof createWebhookService>;
 
-/** Where and how deliveries may go, as the settings say (README "Settings", docs/webhooks.md). */
+/** Where and how deliveries may go, as the settings say (docs/settings.md, docs/webhooks.md). */
 export function sendOptionsOf(config: {
   readonly webhookAllowPrivate: boolean;
   readonly webhookAllowHttp: boolean;

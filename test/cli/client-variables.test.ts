@@ -1,5 +1,5 @@
 /**
- * The variables the docs tell client programs to export never stop the server (README "Settings"):
+ * The variables the docs tell client programs to export never stop the server (docs/settings.md):
  * every `PRICEPOINT_*` name in README.md, docs/, the client's README and examples/ is either a setting
  * or left alone, and the server and a CLI command start with all of them set at once. Misspelt
  * settings are still refused (src/config/config-env.test.ts).

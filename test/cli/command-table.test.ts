@@ -1,6 +1,6 @@
 /**
- * README's table of `pricepoint` commands lists every command the CLI has, and every command takes
- * `--json` as the README says: a command added without a row, or without `--json`, fails here.
+ * The table of `pricepoint` commands lists every command the CLI has, and every command takes
+ * `--json` as docs/operating.md says: a command added without a row, or without `--json`, fails here.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -20,11 +20,11 @@ function leaves(command: Command, prefix = ''): { name: string; command: Command
 
 const program = buildCli(() => {}, {});
 const commands = leaves(program);
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const readme = readFileSync(new URL('../../docs/operating.md', import.meta.url), 'utf8');
 /** The first cells of the command table's rows: `keys create --tier T …`, `sources list\|status`. */
 const rows = [...readme.matchAll(/^\| `([a-z][^`]*)`/gm)].map((m) => (m[1] ?? '').replaceAll('\\|', '|'));
 
-test('the CLI has the commands the README table is checked against', () => {
+test('the CLI has the commands the table of docs/operating.md is checked against', () => {
   for (const name of ['serve', 'keys create', 'webhooks remove', 'webhooks test', 'sources run']) {
     assert.ok(
       commands.some((c) => c.name === name),
@@ -33,7 +33,7 @@ test('the CLI has the commands the README table is checked against', () => {
   }
 });
 
-test('every pricepoint command has a row in README.md', () => {
+test('every pricepoint command has a row in docs/operating.md', () => {
   // A row names a command by its words (`keys create …`) or a group's alternatives (`sources list|status`).
   const named = (name: string) =>
     rows.some((row) => {

@@ -1,5 +1,5 @@
 /**
- * A long `pricepoint import` beside a running server on the same SQLite file (README "Importing
+ * A long `pricepoint import` beside a running server on the same SQLite file (docs/operating.md "Importing
  * prices"): while a separate process imports 2.4 million points, the server keeps answering
  * `/healthz` and reads of committed data at once, its admin writes (key create and revoke, series
  * upsert, a price upload) all succeed, and every revoked key is refused from then on, with a key

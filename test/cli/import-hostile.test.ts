@@ -1,7 +1,7 @@
 /**
  * `pricepoint import` of a JSON file whose one line is hundreds of megabytes long: a bad row at that
  * line, exit status 1, in a heap a quarter the size of that line, because the reader never holds more
- * of a line than a point can be (README "Importing prices"). Before, the line was built whole: 400 MB
+ * of a line than a point can be (docs/operating.md "Importing prices"). Before, the line was built whole: 400 MB
  * took 1.38 GB, 600 MB crashed with `RangeError: Invalid string length`.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * `pricepoint import FILE.json` takes the JSON documents a price upload takes (README "Importing
+ * `pricepoint import FILE.json` takes the JSON documents a price upload takes (docs/operating.md "Importing
  * prices"): an array of points, `{"prices": [...]}` and the read answer, compact or pretty-printed,
  * bad points named by path and line; and a compact array of 3 million points on one line imports
  * in the memory of one a tenth its size, because the document is streamed, never held.

@@ -1,6 +1,6 @@
 /**
  * `pricepoint import` refuses, as the upload API does, a file whose intervals are not its series'
- * own (README "Importing prices"): the hourly CSV a server exports for NO1 (`resolution=PT1H`),
+ * own (docs/operating.md "Importing prices"): the hourly CSV a server exports for NO1 (`resolution=PT1H`),
  * imported back into NO1 (PT15M), names every row and writes nothing; the quarter-hour export
  * imports as it is. Before, `end` was ignored and each hourly mean replaced the quarter hour at :00.
  */

@@ -1,5 +1,5 @@
 /**
- * `pricepoint import FILE` as a real process (README "Importing prices"): CSV and JSON files, --dry-run,
+ * `pricepoint import FILE` as a real process (docs/operating.md "Importing prices"): CSV and JSON files, --dry-run,
  * a bad file that names its bad rows and writes nothing, a large file, and a server on the same data
  * folder that serves what an import wrote at once.
  */

@@ -1,5 +1,5 @@
 /**
- * The operator's CLI as a real process (README "The pricepoint command", docs/keys-and-tiers.md): migrate,
+ * The operator's CLI as a real process (docs/operating.md "The pricepoint command", docs/keys-and-tiers.md): migrate,
  * dev-data, keys and tiers, their --json output, their errors, and keys created or revoked while a
  * server runs on the same data folder.
  */

@@ -1,5 +1,5 @@
 /**
- * Names are plain text, also when printed (README "Decisions"): a key or series name stored before
+ * Names are plain text, also when printed (docs/decisions.md): a key or series name stored before
  * the rule existed (written straight into SQLite here) may hold a line feed, tabs, escape sequences
  * or a bidirectional override. `keys list`, `keys show` and `series list` print it escaped, so it
  * neither forges a row nor reaches the operator's terminal raw, and `--json` still gives it back

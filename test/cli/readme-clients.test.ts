@@ -1,5 +1,5 @@
 /**
- * The README's "Examples: curl, the client, a spreadsheet" run as written against a real server
+ * The README's "First calls: curl, the client, a spreadsheet" run as written against a real server
  * started as `npm start` starts it (only the data folder and port are swapped), so the examples a
  * client developer pastes keep working.
  */
@@ -11,7 +11,7 @@ import { DEMO_API_KEY } from '../../src/dev-data/dev-data.js';
 import { cleanUp, REPO, runCommand, type ServerProcess, startServer, tempDir } from '../helpers/process.js';
 
 const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-const section = readme.split('### Examples: curl, the client, a spreadsheet')[1]?.split('\n### ')[0] ?? '';
+const section = readme.split('## First calls: curl, the client, a spreadsheet')[1]?.split('\n## ')[0] ?? '';
 
 function block(language: string): string {
   const found = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(section)?.[1];

@@ -1,5 +1,5 @@
 /**
- * The README's "Told when prices arrive: an event loop and a webhook receiver" run as written, each
+ * docs/using-the-api.md "Told when prices arrive: an event loop and a webhook receiver" run as written, each
  * block as its own Node program in the repository folder (where `@pricepoint/client` resolves),
  * against a real `pricepoint serve --dev-data`: an upload of a day of NO1 prices reaches the event
  * loop and, signed, the webhook receiver, which also refuses a forged delivery. Runs the compiled
@@ -24,13 +24,12 @@ import {
   waitUntil,
 } from '../helpers/process.js';
 
-const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+const page = readFileSync(join(REPO, 'docs', 'using-the-api.md'), 'utf8');
 const section =
-  readme.split('#### Told when prices arrive: an event loop and a webhook receiver')[1]?.split('\n### ')[0] ??
-  '';
+  page.split('## Told when prices arrive: an event loop and a webhook receiver')[1]?.split('\n## ')[0] ?? '';
 const blocks = [...section.matchAll(/```js\n([\s\S]*?)```/g)].map((match) => match[1] ?? '');
 
-/** A README block run as an ES module in the repository folder, left running; `after` stops it. */
+/** A block of docs/using-the-api.md run as an ES module in the repository folder, left running; `after` stops it. */
 interface Program {
   output(): string;
   readonly child: ChildProcess;
@@ -86,14 +85,14 @@ function januaryDayCsv(date: string, price: number): string {
   return `start,price\n${rows.join('\n')}\n`;
 }
 
-describe('README: the event loop and the webhook receiver', () => {
+describe('docs/using-the-api.md: the event loop and the webhook receiver', () => {
   let server: ServerProcess;
   let admin: string;
   let certFile: string;
   let api: ReturnType<typeof httpsClient>;
 
   before(async () => {
-    assert.equal(blocks.length, 2, 'the README section has an event loop block and a receiver block');
+    assert.equal(blocks.length, 2, 'the section has an event loop block and a receiver block');
     const dataDir = await tempDir('pricepoint-readme-events-');
     const settings = {
       PRICEPOINT_DATA_DIR: dataDir,

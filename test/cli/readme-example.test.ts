@@ -1,5 +1,5 @@
 /**
- * The README's "A worked example" is run as written (only its data folder and port are swapped
+ * The worked example of docs/operating.md is run as written (only its data folder and port are swapped
  * for a temporary folder and a free port), so the example a newcomer pastes keeps working.
  */
 import assert from 'node:assert/strict';
@@ -13,10 +13,10 @@ import { after, test } from 'node:test';
 const root = join(import.meta.dirname, '..', '..');
 
 function exampleScript(): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const section = readme.split('### A worked example')[1] ?? '';
+  const page = readFileSync(join(root, 'docs', 'operating.md'), 'utf8');
+  const section = page.split('## A worked example')[1] ?? '';
   const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(block, 'README has a worked example in a sh block');
+  assert.ok(block, 'docs/operating.md has a worked example in a sh block');
   return block;
 }
 
@@ -31,7 +31,7 @@ async function freePort(): Promise<number> {
 const dataDir = mkdtempSync(join(tmpdir(), 'pricepoint-readme-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-test('the README worked example runs as written: series, import, key, call, rotate, revoke', async () => {
+test('the worked example runs as written: series, import, key, call, rotate, revoke', async () => {
   const port = await freePort();
   const script = exampleScript().replaceAll('.pricepoint/example', dataDir).replaceAll('8444', String(port));
   const env = {

@@ -1,7 +1,7 @@
 /**
  * The README's household example (section "Reading prices") run as written against a real server
  * started as `npm start` starts it, with nothing else: the development data set brings NO1, EURNOK
- * and the `fx:` and `tariffs:` of README's "Settings" (the test checks that they are the same). Only
+ * and the `fx:` and `tariffs:` of docs/settings.md (the test checks that they are the same). Only
  * the data folder and the port are swapped. Every expected number is computed here with decimal.js.
  */
 import assert from 'node:assert/strict';
@@ -35,13 +35,13 @@ function householdBlock(): string {
   return found;
 }
 
-/** The README's `fx:` and `tariffs:` blocks of "Settings", read as a config file reads them. */
+/** The `fx:` and `tariffs:` blocks of docs/settings.md, read as a config file reads them. */
 function settingsBlocks(): { fx: unknown; tariffs: Record<string, never> } {
-  const section = readme.split('\n### Settings\n')[1]?.split('\n### ')[0] ?? '';
+  const section = readFileSync(join(REPO, 'docs', 'settings.md'), 'utf8');
   const blocks = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] as string);
   const fx = blocks.find((b) => b.startsWith('fx:'));
   const tariffs = blocks.find((b) => b.startsWith('tariffs:'));
-  assert.ok(fx && tariffs, 'Settings shows fx: and tariffs:');
+  assert.ok(fx && tariffs, 'docs/settings.md shows fx: and tariffs:');
   return parseYaml(`${fx}${tariffs}`);
 }
 

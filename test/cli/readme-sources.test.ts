@@ -1,7 +1,7 @@
 /**
- * README.md's "Real prices from ENTSO-E and the ECB", step by step, with its own config block and
+ * docs/real-prices.md, step by step, with its own config block and
  * commands, against a local stand-in for both upstreams (each source's `baseUrl` added to the
- * README's block: the only change) serving fixture documents. Runs are asked for the fixtures'
+ * page's block: the only change) serving fixture documents. Runs are asked for the fixtures'
  * days (`--from`/`--to`), since the scheduled window follows the clock.
  */
 import assert from 'node:assert/strict';
@@ -22,10 +22,12 @@ import { FakeUpstream, fixture } from '../sources/fake-upstream.js';
 
 const TOKEN = 'readme-token-5d6e7f';
 const section = (() => {
-  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-  const start = readme.indexOf('### Real prices from ENTSO-E and the ECB');
-  assert.ok(start >= 0, 'the README has the section');
-  return readme.slice(start, readme.indexOf('\n### ', start + 1));
+  const page = readFileSync(join(REPO, 'docs', 'real-prices.md'), 'utf8');
+  assert.ok(
+    page.startsWith('# Real prices from ENTSO-E and the ECB'),
+    'docs/real-prices.md is the walk-through',
+  );
+  return page;
 })();
 
 /** The section's YAML block, its indentation removed. */
@@ -53,7 +55,7 @@ function wholeDay(): string {
   return `${head}${points.join('\n')}${tail}`;
 }
 
-describe('README: real prices from ENTSO-E and the ECB', () => {
+describe('docs/real-prices.md: real prices from ENTSO-E and the ECB', () => {
   let upstream: FakeUpstream;
   let settings: Record<string, string>;
   let server: ServerProcess | undefined;

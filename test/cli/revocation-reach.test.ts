@@ -1,6 +1,6 @@
 /**
  * A revocation from the CLI reaches a running server on the same SQLite file within 5 seconds,
- * whatever its key cache time (README "Settings", `PRICEPOINT_KEY_CACHE_MS`): the server reads a
+ * whatever its key cache time (docs/settings.md, `PRICEPOINT_KEY_CACHE_MS`): the server reads a
  * counter of key changes every second and forgets the keys it verified when it moves. Before, a
  * server with a long key cache kept accepting the revoked key until the cache ran out.
  *

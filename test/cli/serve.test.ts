@@ -1,7 +1,7 @@
 /**
  * `npm start` and `pricepoint serve` as an operator meets them: a real process on a fresh data folder,
  * real HTTPS with the certificate it generated, its banner, its log, restarts, SIGTERM and bad
- * settings (README "Settings", docs/keys-and-tiers.md).
+ * settings (docs/settings.md, docs/keys-and-tiers.md).
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';

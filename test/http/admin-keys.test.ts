@@ -1,5 +1,5 @@
 /**
- * The admin API for keys (README "Admin API", docs/keys-and-tiers.md, docs/errors.md): create, list, show, revoke
+ * The admin API for keys (docs/using-the-api.md "Admin API", docs/keys-and-tiers.md, docs/errors.md): create, list, show, revoke
  * and rotate, for admin keys only. Per route the happy, error and security cases; across all of
  * them, no answer but create and rotate ever carries a key, and none carries a hash.
  */

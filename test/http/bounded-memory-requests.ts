@@ -64,8 +64,8 @@ export function distinctReadRequests(count: number, seed: number): string[] {
     if (zone !== undefined) params.push(`tz=${encodeURIComponent(anyCase(zone))}`);
     const symbols = shuffled(SYMBOLS).slice(0, 1 + Math.floor(next() * 3));
     params.push(`symbols=${symbols.map(anyCase).join(',')}`);
-    // Days that begin at :30 UTC would cut the hourly series' hours: P1D there is refused (README
-    // "Reading prices"), so those zones are read at most hourly.
+    // Days that begin at :30 UTC would cut the hourly series' hours: P1D there is refused (
+    // docs/using-the-api.md "Reading prices"), so those zones are read at most hourly.
     const resolution = next() < 0.5 ? pick(RESOLUTIONS) : undefined;
     if (resolution === 'P1D' && HALF_HOUR_DAYS.has(zone ?? '')) params.push('resolution=PT1H');
     else if (resolution !== undefined) params.push(`resolution=${resolution}`);

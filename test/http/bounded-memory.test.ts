@@ -1,5 +1,5 @@
 /**
- * No memory a client can grow (README "Decisions"): 20,000 read requests, each different from every
+ * No memory a client can grow (docs/decisions.md): 20,000 read requests, each different from every
  * other (zones and links in random letter case, symbols in any case and order, dates, ranges,
  * resolutions, formats, parameters in any order), fill every cache to its bound, and past that
  * bound memory stays where it is. Before zones were keyed on the zone a spelling resolves to, each

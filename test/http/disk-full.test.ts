@@ -1,7 +1,7 @@
 /**
  * A full disk, for real: the server's data folder is a small tmpfs (mounting one needs root; the
  * test is skipped with the reason where it cannot). An upload that does not fit answers 503 with a
- * detail that names the full disk (README "Errors"), nothing of it is stored, reads go on, and
+ * detail that names the full disk (docs/using-the-api.md "Errors"), nothing of it is stored, reads go on, and
  * `/readyz` says `degraded` with `checks.disk: "full"`; once the disk has room again, the next
  * write succeeds and `/readyz` is `ready`. Before, the answer said "A database cannot be reached"
  * and `/readyz` stayed ready. A small write that still fits (the server's own last-used times, written

@@ -1,5 +1,5 @@
 /**
- * The failed-login budget is exact on every engine (README "Decisions"): of N unknown keys sent at
+ * The failed-login budget is exact on every engine (docs/decisions.md): of N unknown keys sent at
  * once from one address, exactly the budget (20 a minute) get 401 and reach the key store, the rest
  * get 429 `too_many_auth_failures` before any lookup; across instances that share Redis too. Valid
  * keys never use the budget up, and while it is used up no key is accepted from that address.

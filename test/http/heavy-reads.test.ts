@@ -1,5 +1,5 @@
 /**
- * Heavy reads in flight (README "Rate limits", src/http/heavy-reads.ts): one key builds only so many
+ * Heavy reads in flight (docs/using-the-api.md "Rate limits", src/http/heavy-reads.ts): one key builds only so many
  * converted, tariffed, ranked or multi-unit reads at once; a few more wait their turn and the rest
  * get 429, while other keys, other addresses of the demo key, and the key's own light reads are
  * answered. The store's reads of NO1 are held at a gate the test opens, so which requests are being

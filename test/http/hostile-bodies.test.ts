@@ -1,7 +1,7 @@
 /**
  * Hostile price uploads over a real socket: a 16 MiB body that is one line nested millions of
  * levels deep, or one giant line, is a 422 that names the line, read in bounded steps so that the
- * server keeps answering `/healthz` meanwhile (README "Importing prices": the limits of a JSON line).
+ * server keeps answering `/healthz` meanwhile (docs/operating.md "Importing prices": the limits of a JSON line).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Price uploads with the JSON bodies any HTTP client writes (README "Importing prices"): what
+ * Price uploads with the JSON bodies any HTTP client writes (docs/operating.md "Importing prices"): what
  * `JSON.stringify` makes of an array of points or of `{prices}`, pretty-printed or compact, and the
  * read answer sent back as it came. Prices keep their source text, a bad point is named by its path
  * and line, and a body with one bad point writes nothing.

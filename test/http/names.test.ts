@@ -1,5 +1,5 @@
 /**
- * Names are plain text (README "Decisions"): a key's name and a series' name and unit are shown in
+ * Names are plain text (docs/decisions.md): a key's name and a series' name and unit are shown in
  * listings and terminals, so none may hold a control character (NUL, tab, line feed, ESC, DEL, C1),
  * a line or paragraph separator or a bidirectional override. Through HTTP each is a 400
  * `invalid_parameter` that names the field, and nothing is stored; names in any script still are.

@@ -1,6 +1,6 @@
 /**
  * `resolution` with `tz=` in a zone whose offset is not a whole hour from the series' zone, through
- * HTTP with the pinned tz release in tzdata/ (README "Reading prices"). Asia/Kolkata (+05:30) half
+ * HTTP with the pinned tz release in tzdata/ (docs/using-the-api.md "Reading prices"). Asia/Kolkata (+05:30) half
  * hours begin at :00 and :30 UTC; Asia/Kathmandu (+05:45) hours begin at :15 UTC, so each of them
  * would begin in the middle of a half hour: the read is refused with 400 `invalid_parameter` naming
  * `resolution`, for today, a date, a range, the latest price and CSV alike. Kolkata's quarter hours

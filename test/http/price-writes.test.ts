@@ -1,5 +1,5 @@
 /**
- * `PUT /api/v1/series/{symbol}/prices` (README "Importing prices"): JSON and CSV bodies, all or
+ * `PUT /api/v1/series/{symbol}/prices` (docs/operating.md "Importing prices"): JSON and CSV bodies, all or
  * nothing, every bad row named with its line, idempotent, and served at once by the read endpoints.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * An answer never tells which key exists, by its timing either (README "Decisions"): revoked and
+ * An answer never tells which key exists, by its timing either (docs/decisions.md): revoked and
  * unknown keys take the same path (the store on their first request, a cache of refused keys for
  * the key cache time after it), so their answer times are drawn from one distribution.
  *

@@ -1,5 +1,5 @@
 /**
- * Heavy requests are paid for (README "Rate limits"): a request for days takes one unit per started
+ * Heavy requests are paid for (docs/using-the-api.md "Rate limits"): a request for days takes one unit per started
  * 3,000 intervals it spans on its series' own grids, so a year of a 15-minute series takes 12 units
  * of every limit, not one, and a tier's limits bound the work a key can ask for. The harness clock
  * stands still at 2026-11-22T10:15:03.120Z, so every request of a test falls in the same windows.

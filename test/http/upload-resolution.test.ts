@@ -1,5 +1,5 @@
 /**
- * An upload never overwrites prices it does not describe (README "Importing prices"): a row whose
+ * An upload never overwrites prices it does not describe (docs/operating.md "Importing prices"): a row whose
  * `end` is not where the series' own interval from its start ends, or a file that states another
  * resolution, is refused with 422 `invalid_prices` naming every such row, and nothing is written.
  * Before, the `end` column was ignored: the hourly CSV export of NO1 uploaded back to NO1 (a PT15M

@@ -40,10 +40,10 @@ async function freePort(): Promise<number> {
 }
 
 function readmeNginx(): string {
-  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-  const section = readme.split('### Running several instances')[1]?.split('\n### ')[0] ?? '';
+  const page = readFileSync(join(REPO, 'docs', 'operating.md'), 'utf8');
+  const section = page.split('## Running several instances')[1]?.split('\n## ')[0] ?? '';
   const block = /```nginx\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(block, 'README has an nginx block under "Running several instances"');
+  assert.ok(block, 'docs/operating.md has an nginx block under "Running several instances"');
   return block;
 }
 
@@ -90,7 +90,7 @@ const skip = await scaleSkipReason(
   existsSync(NGINX) ? [] : [`${NGINX} is not installed (apt-get install nginx-light)`],
 );
 
-describeOrSkip('the README nginx example in front of three instances', { skip }, () => {
+describeOrSkip('the nginx example of docs/operating.md in front of three instances', { skip }, () => {
   const servers: ServerProcess[] = [];
   let nginx: ChildProcess | undefined;
   let base: string;

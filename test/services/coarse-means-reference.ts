@@ -3,8 +3,8 @@
  * (nothing from `src/`): the series' own intervals around some local days, the coarse intervals of
  * those days in the zone they are read in, whether any series interval runs across a coarse
  * boundary (then the read must be refused), and otherwise the exact mean of the points lying inside
- * each coarse interval, rounded half away from zero to the most decimals among them (README
- * "Reading prices").
+ * each coarse interval, rounded half away from zero to the most decimals among them (
+ * docs/using-the-api.md "Reading prices").
  */
 import { addDays, type ReferenceDays, type SubDailyResolution } from '../time/reference-days.js';
 

@@ -1,5 +1,5 @@
 /**
- * Coarser intervals are exact means of what lies inside them (README "Reading prices",
+ * Coarser intervals are exact means of what lies inside them (docs/using-the-api.md "Reading prices",
  * `resolution`), in zones whose offsets are not whole hours apart: series of quarter hours, half
  * hours and hours in odd-offset zones, read with `tz=` in others at a coarser resolution, through
  * the price service over a real in-memory SQLite store, with the pinned tz release in tzdata/.

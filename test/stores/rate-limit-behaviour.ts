@@ -1,6 +1,6 @@
 /**
- * What every `RateLimitStore` must do with weighted requests and with units given back (README
- * "Rate limits"): one set of tests, run against the in-process store and against Redis by their
+ * What every `RateLimitStore` must do with weighted requests and with units given back (
+ * docs/using-the-api.md "Rate limits"): one set of tests, run against the in-process store and against Redis by their
  * own test files. `nowMs` is what the caller passes; Redis ignores it and counts by its own clock,
  * so `ready` may wait for a window to have room before a test starts.
  */

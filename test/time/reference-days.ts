@@ -3,7 +3,7 @@
  * (nothing from `src/`): a day runs from the first instant of its local date to the first instant of
  * the next one (midnight, or the end of a gap that skips it); an interval of resolution R starts at
  * the day's start and at every later instant of the day whose wall-clock reading is a whole multiple
- * of R since local midnight (README "Reading prices", src/domain/time/days.ts).
+ * of R since local midnight (docs/using-the-api.md "Reading prices", src/domain/time/days.ts).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * `PricepointClient`: one typed method per endpoint of the API (README "The API"): the reads, the price
+ * `PricepointClient`: one typed method per endpoint of the API (docs/using-the-api.md "The API"): the reads, the price
  * upload and the admin calls for keys and series. The key goes in the `x-api-key` header only,
  * retries honour `Retry-After`, and errors are typed (transport.ts). No dependencies: the global
  * `fetch`, or one the caller passes in.

@@ -1,11 +1,11 @@
 /**
  * Typed errors: every non-2xx answer becomes a `PricepointError` carrying the RFC 9457 problem body
- * (README "Errors"). A body that is no problem (a proxy's HTML page) still becomes one, with a code
+ * (docs/using-the-api.md "Errors"). A body that is no problem (a proxy's HTML page) still becomes one, with a code
  * derived from the status, so callers only ever handle one error type for HTTP answers.
  */
 
 /**
- * The closed set of problem codes the API answers (README "Errors").
+ * The closed set of problem codes the API answers (docs/using-the-api.md "Errors").
  *
  * @example
  * function isAuthProblem(code: ProblemCode): boolean {

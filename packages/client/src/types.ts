@@ -1,5 +1,5 @@
 /**
- * The answer and option types of the Pricepoint API, version 1 (README "The API"). They mirror the
+ * The answer and option types of the Pricepoint API, version 1 (docs/using-the-api.md "The API"). They mirror the
  * server's response schemas; the server's OpenAPI document (`/api/v1/openapi.json`) is the reference.
  */
 

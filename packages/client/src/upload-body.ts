@@ -1,7 +1,7 @@
 /**
  * The body of `uploadPrices`: a JSON array written one point per line. It is a standard JSON
  * document, and each line holds exactly one point, so a server that reads JSON Lines takes it as
- * well as one that parses the whole array (README "Importing prices").
+ * well as one that parses the whole array (docs/operating.md "Importing prices").
  */
 import type { PriceInput } from './types.js';
 

@@ -5,7 +5,7 @@ import { countedAs, DEFAULT_TIERS, type LimitRule, mergeTiers, type Tier } from 
 const perMinute = (limit: number): LimitRule => ({ name: 'minute', limit, windowSeconds: 60 });
 
 describe('DEFAULT_TIERS', () => {
-  test('are the four tiers of the README table, with their limits, counting, history and streams', () => {
+  test('are the four tiers of the table in docs/using-the-api.md "Rate limits", with their limits, counting, history and streams', () => {
     const tenYears = 3653; // ten years including the leap days in them
     const expected: Record<string, Tier> = {
       demo: {

@@ -1,5 +1,5 @@
 /**
- * Names and labels are plain text (README "Decisions"): a key's or a series' name is shown in
+ * Names and labels are plain text (docs/decisions.md): a key's or a series' name is shown in
  * listings, terminals and dashboards, so it may not hold anything that moves the cursor, starts a
  * new line, rings a terminal's escape sequences or turns the text around. One rule for every name,
  * and one way to show text stored before the rule without acting on what it holds.

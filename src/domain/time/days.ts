@@ -4,7 +4,7 @@
  * A day is the half-open span from one local midnight to the next. Where midnight itself is skipped
  * by a DST change (America/Santiago, America/Havana), the day starts at the first instant that has
  * the day's local date. Days are therefore as long as the clock changes make them: mostly 24 hours,
- * 23 or 25 on a DST change, and 21 to 27 where a zone moves by other amounts (README "Reading prices").
+ * 23 or 25 on a DST change, and 21 to 27 where a zone moves by other amounts (docs/using-the-api.md "Reading prices").
  */
 import { offsetMinutes } from './zone.js';
 

@@ -1,6 +1,6 @@
 /**
  * Whether coarser intervals, laid on the days of the zone a series is read in, are made of whole
- * intervals of the series' own grid (README "Reading prices", `resolution`).
+ * intervals of the series' own grid (docs/using-the-api.md "Reading prices", `resolution`).
  *
  * A coarse mean takes the series' intervals that start inside the coarse interval. It is the exact
  * mean of what lies inside only when none of them runs past the coarse interval's end, that is when

@@ -1,6 +1,6 @@
 /**
  * Zones read from Node's own ICU data through `Intl`: used only when ICU's tz release is newer than
- * every folder of compiled zone files Pricepoint can find (README "Time zone data").
+ * every folder of compiled zone files Pricepoint can find (docs/operating.md "Time zone data").
  *
  * Offsets are multiples of 15 minutes and nearly every transition falls on a whole quarter hour in
  * UTC (rules switch at whole local hours such as 02:00), but not all: Antarctica/Casey switched at
@@ -11,7 +11,7 @@
  * Clients choose the zone (`tz`, in any letter case), so nothing here may grow with what they send:
  * every spelling resolves once to the zone `Intl` stands it for (`us/PaCiFiC` and `US/Pacific` to
  * `America/Los_Angeles`), one entry per zone the platform knows holds its formatter, and the
- * offsets of all zones share one bounded cache of blocks (README "Decisions").
+ * offsets of all zones share one bounded cache of blocks (docs/decisions.md).
  */
 import { boundedCache } from '../../cache/bounded-cache.js';
 import type { ZoneBackend } from './zone-backend.js';

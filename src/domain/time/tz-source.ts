@@ -1,5 +1,5 @@
 /**
- * Which tz database Pricepoint reads zone rules from (README "Time zone data"): the folder the
+ * Which tz database Pricepoint reads zone rules from (docs/operating.md "Time zone data"): the folder the
  * operator names (`PRICEPOINT_TZDIR`), else the newest release among the operating system's zoneinfo
  * (`TZDIR`, else /usr/share/zoneinfo), the copy shipped in tzdata/ and Node's own ICU data, which is
  * used only when it is strictly the newest (its rules cannot be updated without a new Node).

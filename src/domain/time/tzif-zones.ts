@@ -1,5 +1,5 @@
 /**
- * Zones read from a folder of compiled TZif files (README "Time zone data"). The names come from
+ * Zones read from a folder of compiled TZif files (docs/operating.md "Time zone data"). The names come from
  * the folder's `tzdata.zi` (`Z` zones and `L target link` links) or, without one, from the files
  * themselves (a symbolic link names its target). Every spelling of a name, in any letter case and
  * through any link, resolves to the zone the link points to, so `asia/katmandu` is `Asia/Kathmandu`.

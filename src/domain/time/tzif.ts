@@ -3,7 +3,7 @@
  * changes of UTC offset a zone makes. Version 2 and later files carry the transitions twice; the
  * 64-bit block (after the 32-bit one) is the one read, and its footer's POSIX TZ string gives every
  * instant after the last transition (src/domain/time/posix-tz.ts). No npm package reads TZif and is
- * kept up (README "Decisions"), hence this small reader.
+ * kept up (docs/decisions.md), hence this small reader.
  *
  * Leap-second files (`right/`) are not meant: their leap records are skipped, not applied.
  */

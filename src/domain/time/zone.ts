@@ -1,6 +1,6 @@
 /**
  * UTC offsets and names of IANA time zones, from the tz database Pricepoint chose at start
- * (src/domain/time/tz-source.ts, README "Time zone data"): a folder of compiled TZif files
+ * (src/domain/time/tz-source.ts, docs/operating.md "Time zone data"): a folder of compiled TZif files
  * (tzif-zones.ts), or Node's own ICU data when that is the newest (icu-zones.ts).
  *
  * These are plain functions because every part of Pricepoint asks them (days, imports, the CLI), so
@@ -9,7 +9,7 @@
  *
  * Clients choose the zone (`tz`, in any letter case), so nothing here may grow with what they send:
  * every spelling resolves to one zone (`us/PaCiFiC` and `US/Pacific` to `America/Los_Angeles`), and
- * what is kept per zone is bounded by the zones the database has (README "Decisions").
+ * what is kept per zone is bounded by the zones the database has (docs/decisions.md).
  */
 import { icuZones } from './icu-zones.js';
 import { chooseTzSource, type TzSource, type TzSourceOptions } from './tz-source.js';

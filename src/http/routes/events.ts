@@ -228,7 +228,7 @@ export function eventRoutes(app: FastifyInstance, deps: EventRouteDeps): void {
         (reply as FastifyReply)
           .header('content-type', 'text/event-stream; charset=utf-8')
           .header('cache-control', 'no-store')
-          // nginx buffers proxied answers unless told not to (README, "Behind nginx").
+          // nginx buffers proxied answers unless told not to (docs/operating.md "Running several instances").
           .header('x-accel-buffering', 'no')
           .send(stream)
       );

@@ -50,7 +50,7 @@ export function healthRoutes(app: FastifyInstance, deps: { stores: Stores }): vo
                     },
                   ),
                 },
-                { description: 'Where zone rules come from (README "Time zone data").' },
+                { description: 'Where zone rules come from (docs/operating.md "Time zone data").' },
               ),
             }),
           ),

@@ -1,5 +1,5 @@
 /**
- * `PUT /api/v1/series/{symbol}/prices` (README "Importing prices"): upsert the points of one series from a JSON or CSV
+ * `PUT /api/v1/series/{symbol}/prices` (docs/operating.md "Importing prices"): upsert the points of one series from a JSON or CSV
  * body, all or nothing. The body is streamed into the import, never buffered whole, and limited to
  * 16 MiB: larger loads go through `pricepoint import`.
  */
@@ -20,7 +20,7 @@ const WrittenSchema = Type.Object({
   written: Type.Integer({ description: 'Points inserted or replaced.' }),
 });
 
-/** One point of an upload: the columns of README "Importing prices"; `start` and `price` needed. */
+/** One point of an upload: the columns of docs/operating.md "Importing prices"; `start` and `price` needed. */
 const UploadPointSchema = Type.Object(
   {
     start: Type.String({ format: 'date-time', description: 'RFC 3339, with the offset in force then.' }),
@@ -43,7 +43,7 @@ const UploadPointsSchema = Type.Array(UploadPointSchema);
 
 /**
  * `application/json`: any of the document shapes the reader takes, so a generated client sends the
- * value it is given as one JSON document (README "Importing prices"). Several such values one after
+ * value it is given as one JSON document (docs/operating.md "Importing prices"). Several such values one after
  * the other are also read, but no schema can say so: that is in the description.
  */
 const UploadDocumentSchema = Type.Union(

@@ -319,7 +319,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
   const read = deps.keyGuard();
 
   /**
-   * A key guard that counts a request for days by its weight (README "Rate limits"), planned from
+   * A key guard that counts a request for days by its weight (docs/using-the-api.md "Rate limits"), planned from
    * the URL before anything is read. A request the plan refuses (a bad parameter, an unknown
    * series) weighs one unit: the handler then answers it with the plan's error. A kept answer
    * weighs one unit (only those are kept), so a repeated request asks no store.
@@ -477,7 +477,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         operationId: 'getPriceRange',
         summary: 'Prices of a range of days',
         description:
-          'Days from `from` to `to`, inclusive, at most 366: one entry in `series` per series and day, ordered by series, then date. Takes one rate-limit unit per started 3,000 intervals on the series own grids (a year of one 15-minute series: 12); each interval answered counts 1 more when converted, 2 more under a tariff and 1 more with include=rank, whose 7 days before count too (README "Rate limits"). Stated in `RateLimit-Policy` as `pricepoint-cost`.',
+          'Days from `from` to `to`, inclusive, at most 366: one entry in `series` per series and day, ordered by series, then date. Takes one rate-limit unit per started 3,000 intervals on the series own grids (a year of one 15-minute series: 12); each interval answered counts 1 more when converted, 2 more under a tariff and 1 more with include=rank, whose 7 days before count too (docs/using-the-api.md "Rate limits"). Stated in `RateLimit-Policy` as `pricepoint-cost`.',
         tags: ['prices'],
         querystring: RangeQuerySchema,
         headers: ReadHeadersSchema,

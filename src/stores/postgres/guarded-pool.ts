@@ -1,6 +1,6 @@
 /**
  * The `pg` pool as the stores use it: every call has a client-side deadline and goes through a
- * circuit breaker (README, "Running several instances"), so a PostgreSQL that stops answering
+ * circuit breaker (docs/operating.md "Running several instances"), so a PostgreSQL that stops answering
  * (stopped by SIGSTOP, a dead network path: the connection stays open and nothing comes back) is
  * noticed by the first call past its deadline, and every later call is refused at once until a
  * background probe finds the database again.
