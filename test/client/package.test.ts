@@ -102,6 +102,21 @@ describe('the packed client, installed outside the repository', () => {
     assert.deepEqual(installedNames, ['@pricepoint'], 'nothing else was installed');
   });
 
+  test('it carries its licence and can be published: npm publish --dry-run takes it', async () => {
+    const installed = join(app, 'node_modules', '@pricepoint', 'client');
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+    assert.equal(manifest.license, JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).license);
+    assert.equal(manifest.private, undefined, 'a private package cannot be published');
+    assert.equal(
+      readFileSync(join(installed, 'LICENSE'), 'utf8'),
+      readFileSync(join(REPO, 'LICENSE'), 'utf8'),
+      'the licence text travels with the package',
+    );
+    // Offline: npm checks the package and stops before the registry, as a first publish would.
+    const dry = await run('npm', ['publish', '--dry-run', '--offline', '--ignore-scripts'], PACKAGE);
+    assert.match(`${dry.stdout}${dry.stderr}`, /@pricepoint\/client@\d+\.\d+\.\d+/);
+  });
+
   for (const [program, build] of [
     ['read-upload.mjs', 'esm'],
     ['read-upload.cjs', 'cjs'],
