@@ -10,4 +10,4 @@ import { holdTickShape } from '../dist/server/tick-shape.js';
 await holdTickShape();
 const { main } = await import('../dist/cli/main.js');
 
-process.exitCode = await main(process.argv);
+process.exitCode = await main(process.argv, process.env);

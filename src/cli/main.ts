@@ -140,8 +140,11 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
   return program;
 }
 
-/** Runs the CLI; resolves with the exit status (the server keeps the process alive on its own). */
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/**
+ * Runs the CLI with the environment it is given (bin/pricepoint.js passes `process.env`: only the
+ * entry point and config/ read it); resolves with the exit status (a server keeps the process alive).
+ */
+export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const asJson = argv.includes('--json');
   const fail = (code: string, message: string, status: number) => {
     process.stderr.write(
