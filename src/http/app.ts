@@ -12,7 +12,7 @@ import type { Config } from '../config/config.js';
 import { DEMO_API_KEY } from '../dev-data/dev-data.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import type { EventStreamOptions } from '../events/stream-limits.js';
-import type { Services } from '../server/compose.js';
+import type { Services } from '../server/services.js';
 import type { Sources } from '../sources/sources.js';
 import { createWebhookService, sendOptionsOf } from '../webhooks/service.js';
 import { createAnswerCache } from './answer-cache.js';

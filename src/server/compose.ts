@@ -16,6 +16,7 @@ import { createSeriesService } from '../services/series-service.js';
 import { guardStores, type StoreName } from '../stores/guard.js';
 import type { Stores } from '../stores/types.js';
 import { openStores, type StoreHooks } from './open-stores.js';
+import type { Services } from './services.js';
 
 export interface ServiceHooks {
   /** Epoch milliseconds; tests pass a fake clock. */
@@ -33,11 +34,10 @@ export interface ServiceHooks {
  * Every service, once, over `raw`.
  * @example const services = composeServices(config, await openStores(config))
  */
-export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks = {}) {
+export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks = {}): Services {
   const clock = hooks.clock ?? Date.now;
   const stores = hooks.onStoreError ? guardStores(raw, hooks.onStoreError) : raw;
   return {
-    /** The stores the services use (guarded when `onStoreError` was given). */
     stores,
     auth: createAuthenticator({
       keys: stores.keys,
@@ -63,7 +63,7 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
   };
 }
 
-export type Services = ReturnType<typeof composeServices>;
+export type { Services } from './services.js';
 
 /**
  * Opens the stores, builds the services, runs one command with them and closes both: how every

@@ -13,7 +13,7 @@
 import type { Readable } from 'node:stream';
 import { none } from 'stream-chain/defs.js';
 import { jsonParser, type Token } from 'stream-json/core/parser.js';
-import { FormatError, KNOWN_COLUMNS, MAX_JSON_DEPTH, type RawRow, textPieces } from './import-formats.js';
+import { FormatError, KNOWN_COLUMNS, MAX_JSON_DEPTH, type RawRow, textPieces } from './import-rows.js';
 
 /** The longest key, string or number read; a point's values are a few dozen characters. */
 export const MAX_JSON_VALUE = 8192;

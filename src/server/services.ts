@@ -1,0 +1,22 @@
+/**
+ * What the composition root (./compose.ts) builds: every service, once, over the stores. HTTP
+ * (../http/app.ts) and the CLI take this shape, so neither needs the root that builds it.
+ */
+import type { Authenticator } from '../services/authenticator.js';
+import type { ImportService } from '../services/import-service.js';
+import type { KeyService } from '../services/key-service.js';
+import type { PriceService } from '../services/price-service.js';
+import type { RateLimiter } from '../services/rate-limiter.js';
+import type { SeriesService } from '../services/series-service.js';
+import type { Stores } from '../stores/types.js';
+
+export interface Services {
+  /** The stores the services use (guarded when the root was given `onStoreError`). */
+  readonly stores: Stores;
+  readonly auth: Authenticator;
+  readonly keys: KeyService;
+  readonly limiter: RateLimiter;
+  readonly prices: PriceService;
+  readonly imports: ImportService;
+  readonly series: SeriesService;
+}
