@@ -122,7 +122,7 @@ const IDLE_SWEEP_MS = 1_000;
  * The idle deadline (`ConnectionLimits.idleMs`), without a timer set on every request.
  *
  * Node's `server.setTimeout(idleMs)` sets each socket's timer again at the start of every request
- * and refreshes it on every read and write: over 1,000 instructions a request (bench/README.md),
+ * and refreshes it on every read and write: a measurable share of a cached answer (bench/README.md),
  * for the rare client that stops taking its answer. Here the timer is set when a connection opens
  * (a client that never sends a request), and by a look at every open connection each second, on
  * those that hold answer bytes their client has not taken (Node refreshes it while the client

@@ -1,6 +1,7 @@
 /**
- * The fast entry point of the API (docs/api.md, bench/README.md): a repeated read of a day that is
- * already answered in the answer cache is served straight from the Node request listener, before
+ * The fast entry point of the API (docs/api.md, bench/README.md): a repeated read under
+ * `/api/v1/prices` (a day, the range, `latest`, `cheapest`) that is already answered in the answer
+ * cache is served straight from the Node request listener, before
  * Fastify builds its request and reply and runs its hooks.
  *
  * It restates none of the full path: it authenticates with the same authenticator and credentials
@@ -17,7 +18,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 // The global `performance` is a getter on the global object, looked up again on every use even
-// in optimised code (about 170 instructions); the module's binding is read like any import.
+// in optimised code; the module's binding is read like any import.
 import { performance } from 'node:perf_hooks';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger } from 'fastify';
@@ -65,7 +66,7 @@ export interface FastPathDeps {
 }
 
 /**
- * The URLs of the counted read routes the answer cache can hold (the day routes and the range):
+ * The URLs of the counted read routes the answer cache can hold (every route under /api/v1/prices):
  * a strict subset of what Fastify's router sends to them, so a request the fast path
  * authenticates is one that Fastify would authenticate and count the same way.
  */

@@ -1,6 +1,6 @@
 /**
- * One error body for everything (RFC 9457 problem+json), one handler for thrown errors, and the
- * 404/405 answers for paths and methods no route serves.
+ * One error body for everything (RFC 9457 problem+json), one handler for thrown errors (the status
+ * each error maps to is error-status.ts's), and the 404/405 answers for paths and methods no route serves.
  */
 
 import type { Duplex } from 'node:stream';

@@ -3,9 +3,8 @@
  * cryptographic source and batching as `crypto.randomUUID()`, written as one flat string.
  *
  * `randomUUID()` joins its text from 20 pieces, and V8 copies them into one string again for each
- * kind of reading: quoted into the log line, written into the head. On a cached answer that was
- * about 1,400 instructions on top of the 1,800 of making the id (bench/README.md, "Smaller costs
- * cut after the run of 2026-11-25"). Here the 36 characters are written into bytes and read out as
+ * kind of reading: quoted into the log line, written into the head, nearly doubling what the id
+ * costs (bench/README.md, "Smaller costs cut after the run of 2026-11-25"). Here the 36 characters are written into bytes and read out as
  * one string.
  */
 import { randomFillSync } from 'node:crypto';

@@ -1,8 +1,8 @@
 /**
  * The one log line per request, of both paths (request-recorder.ts): the line pino would write for
  * `log.child({ reqId }).info(fields, 'request')`, handed to pino's own destination. pino's general
- * serialiser walks the object and checks every value, which costs about three times as much and
- * was a tenth of a cached answer's CPU time. The line is made as one template string, or, where the
+ * serialiser walks the object and checks every value, a large share of a cached answer's cost
+ * (bench/README.md). The line is made as one template string, or, where the
  * destination takes bytes in place (log-destination.ts), written straight into its buffer. Where
  * pino is set up in a way this does not copy (its own time or message key, a mixin, a multistream),
  * the line goes through pino itself.
@@ -12,7 +12,7 @@ import { type Logger, stdTimeFunctions, symbols } from 'pino';
 import { type BoundedCache, boundedCache } from '../cache/bounded-cache.js';
 import { lastIdBytes } from './request-id.js';
 
-/** What the line says; the fields and their order are those of the full path's line (app.ts). */
+/** What the line says, in the order pino writes the fields (request-log.test.ts compares the two). */
 export interface RequestLine {
   readonly reqId: string;
   readonly method: string;
@@ -101,7 +101,7 @@ interface CallerPart {
 /**
  * `cache` with the entry found or set last kept in front of it: a client's next line mostly repeats
  * the URL and the key of its last, and a key compared costs far less than a key hashed (a URL is a
- * new string on every request; hashing it to look it up cost about 480 instructions). The entry in
+ * new string on every request, and hashing it to look it up costs more than comparing). The entry in
  * front is the one `cache` held or was given for that key, so it is right even once `cache` lets it go.
  */
 function lastInFront<V extends {}>(cache: BoundedCache<string, V>) {

@@ -3,8 +3,8 @@
  * `writeHead`, without Node checking every name and value again (bench/README.md, "Header fields
  * checked once").
  *
- * `writeHead(status, fields)` runs two regular expressions over every field of every answer: on a
- * cached answer of fifteen fields that was about 18,000 instructions, a tenth of the request. Fields
+ * `writeHead(status, fields)` runs two regular expressions over every field of every answer, a
+ * tenth of a cached answer's cost (bench/README.md). Fields
  * set with `setHeader` are checked once, when set, and `writeHead` then writes them unchecked. This
  * file puts the fields where `setHeader` would have put them and calls `writeHead(status)`, so Node
  * writes the same bytes (status line, `Date`, `Connection`, keep-alive) by its own code.

@@ -77,8 +77,8 @@ export async function startServer(config: Config): Promise<Running> {
     },
   });
   const tls = await tlsMaterial(config);
-  // One log line per request, written in batches of 8 KiB instead of a system call each, and at
-  // least every 250 ms (log-destination.ts).
+  // One log line per request, written in batches rather than a system call each, and at least every
+  // 250 ms (log-destination.ts says how large and why).
   const logStream = batchedDestination();
   // Configured sources (docs/sources.md); none without `sources:` in the config file.
   const sources = await openSources(config.sources, {

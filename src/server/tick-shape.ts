@@ -9,8 +9,8 @@
  * object passes through stay alive only while a tick object is alive. A full collection at a moment
  * when the tick queue is empty drops them; the next tick object is built on new maps, and every
  * cache that saw the old ones turns megamorphic for the life of the process. From then on each
- * `nextTick` defines its four properties in V8's runtime: about 200 ns instead of 25, and 20,000
- * instructions per cached answer (four ticks). Whether a server process had that happen depended on
+ * `nextTick` defines its four properties in V8's runtime, several times slower, on every tick of every
+ * answer (bench/README.md, "The nextTick lottery"). Whether a server process had that happen depended on
  * where its start-up's full collections fell.
  *
  * One tick object held holds its map and, through each map's pointer to the map it came from, the

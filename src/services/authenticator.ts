@@ -34,7 +34,7 @@ export interface Credentials {
 /**
  * Where a caller remembers the fingerprint of the last key one client sent, so that the same key
  * sent again (every request on a keep-alive connection) is not hashed again: a SHA-256 call costs
- * about 5,000 instructions, more than the rest of the key check. It holds the key itself, so the
+ * more than the rest of the key check. It holds the key itself, so the
  * caller keeps it no longer than that client's connection, which holds the key's bytes anyway.
  * It also remembers the last query string found to hold no key, which is then not read again.
  */

@@ -1,7 +1,7 @@
 /**
  * Fixed windows aligned to the Unix epoch (docs/keys-and-tiers.md): a 60 s window resets at every whole
- * UTC minute, a day window at 00:00 UTC. This file holds the arithmetic and the response headers;
- * the counting itself lives in a `RateLimitStore`.
+ * UTC minute, a day window at 00:00 UTC. This file holds the arithmetic; the counting itself lives
+ * in a `RateLimitStore`, and src/http/rate-limit-headers.ts writes the header fields.
  */
 import type { LimitRule } from './tiers.js';
 
