@@ -65,11 +65,37 @@ export interface UpstreamOptions {
   readonly now?: () => number;
 }
 
+/** An upstream's terms, as it publishes them: what an operator may do with its data. */
+export interface UpstreamTerms {
+  /** An SPDX id where the upstream names one (`CC-BY-4.0`), else the name of its own terms. */
+  readonly license: string;
+  /** The credit the upstream asks for beside its data, as it words it. */
+  readonly attribution: string;
+  /** Where the terms are published. */
+  readonly termsUrl: string;
+  /** What the terms say of redistribution and resale, in a sentence. */
+  readonly redistribution: string;
+}
+
+/** A bidding zone (or area, region) a connector type can fill, so users find theirs by any name. */
+export interface ConnectorZone {
+  /** The name the connector's settings take (`DE-LU`, `NO1`, `DK1`). */
+  readonly zone: string;
+  /** The zone's EIC code where it has one (`10Y1001A1001A82H` for DE-LU), as ENTSO-E lists it. */
+  readonly eic?: string;
+  /** Other names users know it by (`DE`, `Oslo`). */
+  readonly aliases: readonly string[];
+}
+
 /** A kind of connector: its name, its public endpoint, and how to build one from its settings. */
 export interface ConnectorType<Settings> {
   readonly type: string;
   /** The real public endpoint, used when the settings name no `baseUrl`. */
   readonly defaultBaseUrl: string;
+  /** The upstream's terms (docs/sources.md "Licences"); not yet stated by every type. */
+  readonly terms?: UpstreamTerms;
+  /** The zones the type can fill; absent for a type that fills no bidding zone (FX rates). */
+  readonly zones?: readonly ConnectorZone[];
   /** Throws `SourceSettingsError` naming the bad field. */
   create(settings: Settings, upstream?: UpstreamOptions): SourceConnector;
 }
