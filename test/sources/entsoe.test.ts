@@ -64,6 +64,7 @@ describe('the entsoe connector', () => {
     assert.deepEqual(Object.fromEntries(asked.searchParams), {
       securityToken: TOKEN,
       documentType: 'A44',
+      'contract_MarketAgreement.type': 'A01',
       in_Domain: '10YNO-1--------2',
       out_Domain: '10YNO-1--------2',
       periodStart: '202611222300',
@@ -176,6 +177,17 @@ describe('the entsoe connector', () => {
     const none = await fetchDays('de-lu-two-auctions.xml', ...window, { sequence: 3 });
     assert.ok(!none.ok);
     assert.match(none.failure.message, /TimeSeries of sequence 2, 1, none of sequence 3/);
+  });
+
+  test('day-ahead only: an intraday (A07) series of the same sequence beside it is left out', async () => {
+    const window = ['2025-11-09T23:00Z', '2025-11-10T23:00Z'] as const;
+    const spain = onlySeries(await fetchDays('es-day-ahead-and-intraday.xml', ...window, { zone: 'ES' }));
+    assert.equal(spain.points.length, 96);
+    assert.deepEqual(pairs(spain.points).slice(0, 2), [
+      ['2025-11-09T23:00:00.000Z', '60.00'],
+      ['2025-11-09T23:15:00.000Z', '61.25'],
+    ]);
+    assert.equal(spain.series.timezone, 'Europe/Madrid');
   });
 
   test('DST days: 92 quarter hours in spring and 100 in autumn, each once, on the UTC instants', async () => {

@@ -18,6 +18,8 @@ export interface A44Period {
 export interface A44TimeSeries {
   /** `classificationSequence_AttributeInstanceComponent.position`, when written. */
   readonly sequence: number | undefined;
+  /** `contract_MarketAgreement.type`: `A01` for the day-ahead auction, `A07` for an intraday one. */
+  readonly contract: string | undefined;
   readonly domain: string | undefined;
   readonly currency: string | undefined;
   readonly unit: string | undefined;
@@ -82,6 +84,7 @@ function readTimeSeries(ts: Node, index: number): A44TimeSeries {
   }
   return {
     sequence: sequence === undefined ? undefined : Number(sequence),
+    contract: text(ts['contract_MarketAgreement.type']),
     domain: text(ts['in_Domain.mRID']),
     currency: text(ts['currency_Unit.name']),
     unit: text(ts['price_Measure_Unit.name']),

@@ -79,6 +79,8 @@ async function fetchA44(
   const url = new URL(baseUrl);
   url.searchParams.set('securityToken', settings.token);
   url.searchParams.set('documentType', 'A44');
+  // The day-ahead auction only: since the 15-minute intraday auctions, A44 may hold those too (A07).
+  url.searchParams.set('contract_MarketAgreement.type', 'A01');
   url.searchParams.set('in_Domain', zone.eic);
   url.searchParams.set('out_Domain', zone.eic);
   url.searchParams.set('periodStart', compactUtc(window.from));
@@ -105,14 +107,18 @@ function pricesOf(
   settings: EntsoeSettings & { sequence: number },
   window: SourceWindow,
 ): SourceResult {
-  // Never document order: the configured auction, by its sequence number.
-  const chosen = all.filter((ts) => (ts.sequence ?? 1) === settings.sequence);
+  // Day-ahead series only (a document without the field is day-ahead), then never document order:
+  // the configured auction, by its sequence number.
+  const dayAhead = all.filter((ts) => ts.contract === undefined || ts.contract === 'A01');
+  const chosen = dayAhead.filter((ts) => (ts.sequence ?? 1) === settings.sequence);
   if (chosen.length === 0) {
-    const found = [...new Set(all.map((ts) => ts.sequence ?? 1))].join(', ');
+    const found = [...new Set(dayAhead.map((ts) => ts.sequence ?? 1))].join(', ');
     return formatFailure(
       all.length === 0
         ? 'the document has no TimeSeries'
-        : `the document has TimeSeries of sequence ${found}, none of sequence ${settings.sequence}`,
+        : dayAhead.length === 0
+          ? 'the document has no day-ahead (contract type A01) TimeSeries'
+          : `the document has TimeSeries of sequence ${found}, none of sequence ${settings.sequence}`,
     );
   }
   const first = chosen[0] as A44TimeSeries;
