@@ -87,6 +87,28 @@ describe('the energidataservice connector', () => {
     assert.deepEqual(pairs(series.points)[0], ['2025-10-25T22:00:00.000Z', '544.61']);
   });
 
+  test("a single record takes the data set's resolution of its date (quarter hours from 2025-10-01)", async () => {
+    const one = (time: string) =>
+      JSON.stringify({
+        total: 1,
+        records: [{ TimeUTC: time, PriceArea: 'DK1', DayAheadPriceEUR: 73.5 }],
+      });
+    upstream.answer(PATH, { body: one('2025-10-26T10:00:00') });
+    const quarter = onlySeries(await fetchDay());
+    assert.equal(quarter.series.resolution, 'PT15M');
+    assert.deepEqual(pairs(quarter.points), [['2025-10-26T10:00:00.000Z', '73.5']]);
+    const connector = energidataservice.create({ area: 'DK1', currency: 'EUR', baseUrl: upstream.url('/') });
+    upstream.answer(PATH, { body: one('2025-09-15T10:00:00') });
+    const hour = onlySeries(
+      await connector.fetchWindow({
+        from: Date.parse('2025-09-14T22:00Z'),
+        to: Date.parse('2025-09-15T22:00Z'),
+      }),
+    );
+    upstream.answer(PATH, { body: fixture('energidataservice/day-ahead-dk1-autumn-dst.json') });
+    assert.equal(hour.series.resolution, 'PT1H');
+  });
+
   test('an answer with fewer records than its total is a failure, never a short day', async () => {
     const body = JSON.parse(fixture('energidataservice/day-ahead-dk1-autumn-dst.json').toString('utf8'));
     body.total = 400;

@@ -104,7 +104,7 @@ async function fetchPrices(
     byStart.set(start, price.text);
   }
   const starts = [...byStart.keys()].sort((a, b) => a - b);
-  const resolution = settings.resolution ?? spacing(starts);
+  const resolution = settings.resolution ?? spacing(starts) ?? datasetResolution(starts);
   if (resolution === undefined) {
     return starts.length === 0
       ? { ok: true, series: [] }
@@ -126,6 +126,18 @@ async function fetchPrices(
   };
   return { ok: true, series: [{ series, points }] };
 }
+
+/**
+ * With a single record there is no spacing to read: the data set's own, quarter hours from the
+ * day-ahead market's 15-minute switch (1 October 2025, Danish time), hours before it.
+ */
+function datasetResolution(starts: readonly number[]): Resolution | undefined {
+  if (starts.length !== 1) return undefined;
+  return (starts[0] as number) >= QUARTER_HOURS_FROM ? 'PT15M' : 'PT1H';
+}
+
+/** The first quarter-hour delivery of the day-ahead market: 2025-10-01 00:00 in Copenhagen. */
+const QUARTER_HOURS_FROM = Date.parse('2025-09-30T22:00:00Z');
 
 /** The resolution the records are spaced by: the shortest step between two of them. */
 function spacing(starts: readonly number[]): Resolution | undefined {
