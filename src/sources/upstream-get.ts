@@ -110,6 +110,42 @@ export function bodyText(answer: UpstreamAnswer): string {
   return Buffer.from(answer.body.buffer, answer.body.byteOffset, answer.body.byteLength).toString('utf8');
 }
 
+/** Kinds of body told by their first bytes, for a message that names what arrived. */
+const KINDS: readonly (readonly [(head: string) => boolean, string])[] = [
+  [(head) => head.startsWith('PK\u0003\u0004'), 'a ZIP archive'],
+  [(head) => head.startsWith('\u001f\u008b'), 'gzip data'],
+  [(head) => head.startsWith('%PDF'), 'a PDF file'],
+  [(head) => /^\s*(<!doctype html|<html)/i.test(head), 'an HTML page'],
+  [(head) => /^\s*(<\?xml|<[A-Za-z])/.test(head), 'an XML document'],
+  [(head) => /^\s*[[{]/.test(head), 'JSON'],
+];
+
+/**
+ * What an answer that could not be read actually was, for its failure message: its kind by its
+ * first bytes, its content type and the first bytes themselves (a ZIP where XML was expected, an
+ * HTML error page where a file was).
+ * @example whatArrived(answer) // 'an HTML page (text/html), starting "<!DOCTYPE html><html><head>"'
+ */
+export function whatArrived(answer: UpstreamAnswer, secrets: readonly string[] = []): string {
+  const head = Buffer.from(answer.body.subarray(0, 64)).toString('latin1');
+  const kind = KINDS.find(([looksLike]) => looksLike(head))?.[1] ?? (head === '' ? 'an empty body' : 'text');
+  const type = answer.contentType === '' ? 'no content type' : answer.contentType;
+  let masked = head;
+  for (const secret of secrets) if (secret !== '') masked = masked.split(secret).join('***');
+  let first = masked.slice(0, 32);
+  // A secret cut by the slice still shows its start: mask what of it the slice ends with.
+  for (const secret of secrets) {
+    for (let k = Math.min(secret.length, first.length); k >= 4; k--) {
+      if (first.endsWith(secret.slice(0, k))) {
+        first = `${first.slice(0, -k)}***`;
+        break;
+      }
+    }
+  }
+  first = first.replace(/[^\x20-\x7e]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return head === '' ? `${kind} (${type})` : `${kind} (${type}), starting "${first}"`;
+}
+
 /**
  * Text fit for a failure message: markup removed, white space collapsed, clipped, and every secret
  * replaced (an upstream may echo the request back).

@@ -118,6 +118,20 @@ describe('the ecb connector', () => {
     assert.match(result.failure.message, /has no column for XAU$/);
   });
 
+  test('an HTML page where the history file belongs is named as such, not as a CSV without a Date column', async () => {
+    upstream.answer('/stats/eurofxref/eurofxref-hist.zip', {
+      headers: { 'content-type': 'text/html; charset=utf-8' },
+      body: '<!DOCTYPE html><html><head><title>Maintenance</title></head><body>Back soon</body></html>',
+    });
+    const result = await fetchRates({}, '2026-04-27T22:00Z', '2026-05-05T22:00Z');
+    assert.ok(!result.ok);
+    assert.equal(result.failure.kind, 'format');
+    assert.match(
+      result.failure.message,
+      /arrived: an HTML page \(text\/html; charset=utf-8\), starting "<!DOCTYPE html><html><head><titl"/,
+    );
+  });
+
   test('a 503 keeps its Retry-After date as a delay', async () => {
     upstream.answer('/stats/eurofxref/eurofxref-daily.xml', {
       status: 503,

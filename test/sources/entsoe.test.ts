@@ -204,6 +204,24 @@ describe('the entsoe connector', () => {
     }
   });
 
+  test('a ZIP archive where the XML belongs is named as such, with its content type', async () => {
+    upstream.answer('/api', {
+      headers: { 'content-type': 'application/zip' },
+      body: Buffer.from([0x50, 0x4b, 0x03, 0x04, 0x14, 0x00, 0x00, 0x00, 0x08, 0x00]),
+    });
+    const connector = entsoe.create({ zone: 'NO1', token: TOKEN, baseUrl: upstream.url('/api') });
+    const result = await connector.fetchWindow({
+      from: Date.parse('2026-11-22T23:00Z'),
+      to: Date.parse('2026-11-23T23:00Z'),
+    });
+    assert.ok(!result.ok);
+    assert.equal(result.failure.kind, 'format');
+    assert.match(
+      result.failure.message,
+      /arrived: a ZIP archive \(application\/zip\), starting "PK\\x03\\x04\\x14/,
+    );
+  });
+
   test('an acknowledgement is a failed run with its reason, never an empty day', async () => {
     for (const status of [200, 400]) {
       upstream.answer('/api', xml('acknowledgement-999.xml', status));

@@ -5,7 +5,12 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { getUpstream, parseRetryAfter } from '../../src/sources/upstream-get.js';
+import {
+  getUpstream,
+  parseRetryAfter,
+  type UpstreamAnswer,
+  whatArrived,
+} from '../../src/sources/upstream-get.js';
 import { FakeUpstream } from './fake-upstream.js';
 
 let upstream: FakeUpstream;
@@ -70,5 +75,36 @@ describe('getUpstream', () => {
     assert.equal(parseRetryAfter('Sun, 22 Nov 2026 09:00:00 GMT', now), 0);
     assert.equal(parseRetryAfter('soon', now), undefined);
     assert.equal(parseRetryAfter(null, now), undefined);
+  });
+});
+
+describe('whatArrived', () => {
+  const answer = (body: string | Uint8Array, contentType = ''): UpstreamAnswer => ({
+    status: 200,
+    contentType,
+    body: typeof body === 'string' ? Buffer.from(body) : body,
+    where: 'upstream.test',
+  });
+
+  test('names the kind by the first bytes, the content type, and the first bytes escaped', () => {
+    assert.equal(whatArrived(answer('')), 'an empty body (no content type)');
+    assert.equal(
+      whatArrived(answer('{"error":"x"}', 'application/json')),
+      'JSON (application/json), starting "{"error":"x"}"',
+    );
+    assert.equal(
+      whatArrived(answer(Buffer.from([0x1f, 0x8b, 0x08, 0x00]), 'application/octet-stream')),
+      'gzip data (application/octet-stream), starting "\\x1f\\x8b\\x08\\x00"',
+    );
+    assert.match(whatArrived(answer('Date,USD\n2026-01-02,1.1', 'text/csv')), /^text \(text\/csv\)/);
+  });
+
+  test('a secret in the first bytes never shows, whole or cut short', () => {
+    const token = 'a1b2c3d4-e5f6-4711-8899-aabbccddeeff';
+    const whole = whatArrived(answer(`<?xml version="1.0"?><echo>${token}</echo>`), [token]);
+    assert.ok(!whole.includes('a1b2c3'), whole);
+    const cut = whatArrived(answer(`token=${token}&more`), [token]);
+    assert.ok(!cut.includes('a1b2'), cut);
+    assert.match(cut, /starting "token=\*\*\*/);
   });
 });

@@ -21,6 +21,7 @@ import {
   getUpstream,
   plainWords,
   statusFailure,
+  whatArrived,
 } from '../upstream-get.js';
 import { readEcbCsv, readEcbXml } from './ecb-files.js';
 
@@ -84,7 +85,10 @@ async function fetchRates(
     feed === 'history'
       ? readEcbCsv(answer.body, upstream.maxBytes ?? DEFAULT_MAX_BYTES)
       : readEcbXml(bodyText(answer));
-  if (!read.ok) return { ok: false, failure: { kind: 'format', message: `${answer.where}: ${read.reason}` } };
+  if (!read.ok) {
+    const message = `${answer.where}: ${read.reason}; arrived: ${whatArrived(answer)}`;
+    return { ok: false, failure: { kind: 'format', message } };
+  }
   const missing = settings.currencies.filter((c) => !read.currencies.has(c));
   // The CSV keeps a column for every currency ever quoted, so one it lacks was never an ECB rate.
   if (feed === 'history' && missing.length > 0) {

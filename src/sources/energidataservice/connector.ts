@@ -14,7 +14,7 @@ import {
   type SourceWindow,
   type UpstreamOptions,
 } from '../types.js';
-import { baseUrlOf, bodyText, getUpstream, plainWords, statusFailure } from '../upstream-get.js';
+import { baseUrlOf, bodyText, getUpstream, plainWords, statusFailure, whatArrived } from '../upstream-get.js';
 
 export interface EnergiDataServiceSettings {
   readonly area: 'DK1' | 'DK2';
@@ -78,7 +78,7 @@ async function fetchPrices(
     body = JSON.parse(text) as typeof body;
   } catch {
     if (answer.status !== 200) return { ok: false, failure: statusFailure(answer, plainWords(text)) };
-    return failure(`${answer.where} sent no JSON`);
+    return failure(`${answer.where} sent no JSON; arrived: ${whatArrived(answer)}`);
   }
   if (answer.status !== 200) {
     const words = typeof body?.message === 'string' ? body.message : text;

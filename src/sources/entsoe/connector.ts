@@ -14,7 +14,7 @@ import {
   type SourceWindow,
   type UpstreamOptions,
 } from '../types.js';
-import { baseUrlOf, bodyText, getUpstream, plainWords, statusFailure } from '../upstream-get.js';
+import { baseUrlOf, bodyText, getUpstream, plainWords, statusFailure, whatArrived } from '../upstream-get.js';
 import { type A44TimeSeries, readA44 } from './a44-document.js';
 import { periodPoints, periodResolution } from './a44-points.js';
 import { type BiddingZone, biddingZone } from './zones.js';
@@ -97,7 +97,11 @@ async function fetchA44(
   }
   if (answer.status !== 200)
     return { ok: false, failure: statusFailure(answer, plainWords(text, [settings.token])) };
-  if (read.kind === 'unreadable') return formatFailure(`${answer.where}: ${read.reason}`);
+  if (read.kind === 'unreadable') {
+    return formatFailure(
+      `${answer.where}: ${read.reason}; arrived: ${whatArrived(answer, [settings.token])}`,
+    );
+  }
   return pricesOf(read.timeSeries, zone, settings, window);
 }
 
