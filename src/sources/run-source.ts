@@ -7,11 +7,13 @@
  * complete. Scheduling, retries and leases are the caller's (docs/sources.md).
  */
 import { ApiError } from '../domain/errors/api-error.js';
+import { decimalMean } from '../domain/prices/aggregate.js';
+import { dayIntervals, localDate, RESOLUTIONS } from '../domain/time/days.js';
 import type { RawRow } from '../services/import-formats.js';
 import { createImportService } from '../services/import-service.js';
 import { createSeriesService } from '../services/series-service.js';
 import type { PriceStore, Series } from '../stores/types.js';
-import type { SourceConnector, SourceFailure, SourceSeries, SourceWindow } from './types.js';
+import type { SourceConnector, SourceFailure, SourcePoint, SourceSeries, SourceWindow } from './types.js';
 
 export interface SourceRunSeries {
   readonly symbol: string;
@@ -58,26 +60,34 @@ export async function runSource(
     return { ok: false, stage: 'fetch', message: fetched.failure.message, failure: fetched.failure };
   // Every series is checked before any is created, so a refused run leaves the catalogue as it was.
   const missing: Series[] = [];
-  for (const { series } of fetched.series) {
+  const delivered: SourceSeries[] = [];
+  for (const one of fetched.series) {
+    const { series } = one;
     const existing = await deps.prices.getSeries(series.symbol);
     if (existing === undefined) {
       missing.push(series);
+      delivered.push(one);
       continue;
     }
     const differ = FIXED.filter((field) => existing[field] !== series[field]);
-    if (differ.length > 0) return { ok: false, stage: 'series', message: mismatch(existing, series, differ) };
+    // A series made before its market went finer keeps its grid: it takes the means of whole intervals.
+    const coarser = differ.length === 1 && differ[0] === 'resolution' ? meansFor(existing, one) : undefined;
+    if (coarser !== undefined) delivered.push(coarser);
+    else if (differ.length > 0)
+      return { ok: false, stage: 'series', message: mismatch(existing, series, differ) };
+    else delivered.push(one);
   }
   for (const series of missing) {
     const refused = await createSeries(deps.prices, series);
     if (refused !== undefined) return { ok: false, stage: 'series', message: refused };
   }
-  const results: SourceRunSeries[] = fetched.series.map(({ series, points }) => ({
+  const results: SourceRunSeries[] = delivered.map(({ series, points }) => ({
     symbol: series.symbol,
     points: points.length,
     created: missing.includes(series),
   }));
   // A window is bounded: its points may be held until the import commits (`small`).
-  const imported = await createImportService(deps).run(rowsOf(fetched.series), {
+  const imported = await createImportService(deps).run(rowsOf(delivered), {
     small: true,
     source: options.name ?? connector.type,
     fetchedAt,
@@ -92,6 +102,38 @@ export async function runSource(
     };
   }
   return { ok: true, written: imported.written, series: results };
+}
+
+/**
+ * `delivered` on the coarser grid of `existing` (hours of quarter hours, say), where that grid holds
+ * whole intervals of the delivered one: each coarse interval the mean of its fine ones, exact and
+ * rounded as a coarse read is (docs/sources.md "A series older than its market's grid"), and only
+ * where every fine interval inside it has a price, so a coarse price is never the mean of a part.
+ * Undefined where the grids do not nest (the series is finer, or a day series).
+ */
+function meansFor(existing: Series, delivered: SourceSeries): SourceSeries | undefined {
+  const fine = RESOLUTIONS[delivered.series.resolution];
+  const coarse = RESOLUTIONS[existing.resolution];
+  if (existing.resolution === 'P1D' || coarse <= fine || coarse % fine !== 0) return undefined;
+  const { points } = delivered;
+  const dates = new Set(points.map((point) => localDate(point.start, existing.timezone)));
+  const means: SourcePoint[] = [];
+  let i = 0;
+  for (const date of [...dates].sort()) {
+    for (const interval of dayIntervals(date, existing.timezone, existing.resolution)) {
+      while (i < points.length && (points[i] as SourcePoint).start < interval.start) i++;
+      const inside: string[] = [];
+      for (let next = interval.start; i < points.length; next += fine * 60_000, i++) {
+        const point = points[i] as SourcePoint;
+        if (point.start >= interval.end || point.start !== next) break;
+        inside.push(point.price);
+      }
+      if (inside.length === (interval.end - interval.start) / (fine * 60_000)) {
+        means.push({ start: interval.start, price: decimalMean(inside) });
+      }
+    }
+  }
+  return { series: { ...delivered.series, resolution: existing.resolution }, points: means };
 }
 
 /** Why the series could not be created, or nothing. */

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { decimalMean } from '../../src/domain/prices/aggregate.js';
 import { createConnector } from '../../src/sources/connectors.js';
 import { runSource } from '../../src/sources/run-source.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
@@ -147,6 +148,67 @@ describe('runSource', () => {
     });
     assert.equal(await stores.prices.getSeries('EURNOK'), undefined, 'EURNOK was not created');
     assert.deepEqual(await stored('EURUSD', ECB_DAYS), []);
+  });
+
+  test('a series made hourly before the 15-minute switch takes the hourly means of whole hours', async () => {
+    await stores.prices.upsertSeries({
+      symbol: 'DE-LU',
+      name: 'DE-LU day-ahead, hourly',
+      kind: 'electricity',
+      currency: 'EUR',
+      unit: 'MWh',
+      timezone: 'Europe/Berlin',
+      resolution: 'PT1H',
+    });
+    // The DST day's 100 quarter hours, less the one of 05:15 UTC: that hour has no whole mean.
+    const gap = '2025-10-26T05:15:00.000Z';
+    const fetched = await entsoeDeLu().fetchWindow(DST_DAY);
+    assert.ok(fetched.ok);
+    const quarters = (fetched.series[0]?.points ?? []).filter((p) => new Date(p.start).toISOString() !== gap);
+    const connector = {
+      type: 'entsoe',
+      fetchWindow: async () => ({ ...fetched, series: [{ ...fetched.series[0]!, points: quarters }] }),
+    };
+    const run = await runSource(connector, DST_DAY, stores);
+    assert.deepEqual(run, {
+      ok: true,
+      written: 24,
+      series: [{ symbol: 'DE-LU', points: 24, created: false }],
+    });
+    const hours = await stored('DE-LU', DST_DAY);
+    assert.equal(hours.length, 24, 'the 25 hours of the DST day, less the one with a gap');
+    assert.ok(!hours.some(([start]) => start === '2025-10-26T05:00:00.000Z'), 'no mean of three quarters');
+    const byStart = new Map(quarters.map((p) => [p.start, p.price]));
+    for (const [start, price] of hours) {
+      const at = Date.parse(start);
+      const four = [0, 1, 2, 3].map((q) => byStart.get(at + q * 900_000) as string);
+      assert.equal(price, decimalMean(four), start);
+    }
+    assert.equal((await stores.prices.getSeries('DE-LU'))?.resolution, 'PT1H', 'the series keeps its grid');
+  });
+
+  test('a series finer than the source still refuses its prices', async () => {
+    upstream.answer('/api', { body: fixture('entsoe/no1-a01-pt60m.xml') });
+    await stores.prices.upsertSeries({
+      symbol: 'NO1',
+      name: 'NO1, quarter hours',
+      kind: 'electricity',
+      currency: 'EUR',
+      unit: 'MWh',
+      timezone: 'Europe/Oslo',
+      resolution: 'PT15M',
+    });
+    const no1 = createConnector('entsoe', { zone: 'NO1', token: TOKEN, baseUrl: upstream.url('/api') });
+    const run = await runSource(
+      no1,
+      { from: Date.parse('2026-11-22T23:00Z'), to: Date.parse('2026-11-23T23:00Z') },
+      stores,
+    );
+    assert.deepEqual(run, {
+      ok: false,
+      stage: 'series',
+      message: 'the source gives NO1 prices in resolution PT1H, but the series has resolution PT15M',
+    });
   });
 
   test('ECB history: one series per currency, only the days the ECB published', async () => {
