@@ -31,17 +31,8 @@ import {
   textPieces,
 } from './import-rows.js';
 
-export {
-  FormatError,
-  type ImportFormat,
-  KNOWN_COLUMNS,
-  MAX_JSON_DEPTH,
-  MAX_JSON_LINE,
-  MAX_RECORD,
-  type RawRow,
-  type RowBatches,
-  textPieces,
-} from './import-rows.js';
+// What both readers share is part of this module's interface too.
+export * from './import-rows.js';
 
 const KNOWN = new Set<string>(KNOWN_COLUMNS);
 
