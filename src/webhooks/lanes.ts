@@ -14,20 +14,25 @@ export class Lane {
   readonly queue: DeliveryRow[] = [];
   /** Event ids queued or being sent: a later fetch that returns them again adds them once. */
   readonly taken = new Set<string>();
-  /** The last fetch returned all it asked for: more may be due. */
+  /** The last fetch returned all it asked for, or rows were written since: more may be due. */
   more = false;
+  /** Rows were written for it that no fetch has seen yet: no more are written until one has. */
+  unfetched = false;
   /** Sends in a row that got no answer within the timeout. */
   timeouts = 0;
+  /** Sends in a row that ended (answered or refused) within the timeout. */
+  ended = 0;
 
   /** The endpoint as the last pass read it (its URL and secret never change; its state is checked by each claim). */
   constructor(public endpoint: EndpointRow) {}
 
   /**
-   * Sends it may have under way: its share, or one while its receiver is not answering (a probe:
-   * a receiver that hangs holds one request, not its whole share).
+   * Sends it may have under way. A lane starts with one and takes one more for each send that ended
+   * in time, up to its share, and is back to one after a timeout: a receiver that hangs holds one
+   * request, not its whole share, before it has ever answered as after.
    */
   get cap(): number {
-    return this.timeouts > 0 ? 1 : SENDS_PER_ENDPOINT;
+    return this.timeouts > 0 ? 1 : Math.min(SENDS_PER_ENDPOINT, 1 + this.ended);
   }
 
   /** Too few queued to keep its share busy: the next pass fetches for it. */
@@ -48,6 +53,7 @@ export class Lane {
       this.queue.push(row);
     }
     this.more = rows.length >= asked;
+    if (!this.more) this.unfetched = false;
   }
 
   /** Forgets what is queued (the store moved it, or the endpoint went); sends under way go on. */

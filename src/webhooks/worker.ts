@@ -21,13 +21,15 @@ import { FETCH_PER_ENDPOINT, MAX_ATTEMPTS, MAX_IN_FLIGHT, retryDelayMs } from '.
 import { openSecret } from './secrets.js';
 import type { SendOptions, SendOutcome } from './send.js';
 import { newDelivery, sendSigned, wants } from './signed-delivery.js';
-import type { DeliveryRow, WebhookStore } from './store.js';
+import type { DeliveryRow, EndpointRow, WebhookStore } from './store.js';
 
 /** setTimeout's longest delay (about 24.8 days); a later due time is looked at again then. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 /** After a pass or a look-up failed (the database away a moment), the worker tries again this soon. */
 const AFTER_ERROR_MS = 5_000;
 const BATCH = 200;
+/** Delivery rows written in one transaction at most (events of a page times endpoints). */
+const ENQUEUE_ROWS = 1_000;
 
 export interface WorkerDeps {
   readonly store: WebhookStore;
@@ -42,6 +44,11 @@ export interface WorkerDeps {
    * their own, to see when the worker asks to be woken and to wake it then.
    */
   readonly wakeAfter?: (ms: number, wake: () => void) => () => void;
+}
+
+/** Its sends end in time: it takes a backlog as it comes, rather than a fetch's worth at a time. */
+function answers(lane: Lane): boolean {
+  return lane.ended > 0 && lane.timeouts === 0;
 }
 
 function timerWake(ms: number, wake: () => void): () => void {
@@ -194,30 +201,80 @@ export class DeliveryWorker {
     // The log is read once from the endpoint furthest behind, and each endpoint takes what lies past
     // its own cursor: one query a pass when nothing is new, however many endpoints there are.
     let from = Math.min(...enabled.map((endpoint) => endpoint.cursor));
+    // Endpoints whose lane holds enough for now: their deliveries are written when it runs short, so
+    // a receiver that has not answered yet costs a few rows, not one per event of a backlog. A lane
+    // whose sends end in time takes the backlog as it comes.
+    const full = new Set<string>();
     for (;;) {
       const batch = await events.after(from, BATCH);
       const last = batch.at(-1);
       if (last === undefined) break;
-      const now = this.clock();
-      const behind = enabled.filter((endpoint) => endpoint.cursor < last.seq);
-      const rows = behind.flatMap((endpoint) =>
-        batch
-          .filter((event) => event.seq > endpoint.cursor && wants(endpoint, event))
-          .map((event): DeliveryRow => newDelivery(endpoint.id, event, now)),
-      );
-      // One transaction for the page and every endpoint, so that the first sends wait for one write.
-      await store.enqueue(
-        behind.map((endpoint) => endpoint.id),
-        last.seq,
-        rows,
-      );
-      for (const endpoint of behind) endpoint.cursor = last.seq;
+      // A few events at a time for every endpoint with room, each write one transaction, sent as soon
+      // as written: the first sends wait for one small write, not for the whole fan-out of a backlog.
+      for (let at = 0; at < batch.length; ) {
+        const now = this.clock();
+        const behind = enabled.filter(
+          (endpoint) =>
+            endpoint.cursor < (batch.at(-1) as (typeof batch)[number]).seq && !full.has(endpoint.id),
+        );
+        for (const endpoint of behind) {
+          const lane = this.lanes.lane(endpoint);
+          const enough = lane.unfetched || lane.queue.length + lane.inFlight >= FETCH_PER_ENDPOINT;
+          if (!answers(lane) && enough) {
+            full.add(endpoint.id);
+            // More to write for it: once its lane runs short, it asks for a pass.
+            lane.more = true;
+          }
+        }
+        const writing = behind.filter((endpoint) => !full.has(endpoint.id));
+        if (writing.length === 0) break;
+        // While a lane that has not answered yet is among them, a slice is what one fetch takes.
+        const untried = writing.some((endpoint) => !answers(this.lanes.lane(endpoint)));
+        const most = Math.max(1, Math.floor(ENQUEUE_ROWS / writing.length));
+        const slice = batch.slice(at, at + (untried ? Math.min(most, FETCH_PER_ENDPOINT) : most));
+        at += slice.length;
+        const end = (slice.at(-1) as (typeof batch)[number]).seq;
+        const rows = writing.flatMap((endpoint) =>
+          slice
+            .filter((event) => event.seq > endpoint.cursor && wants(endpoint, event))
+            .map((event): DeliveryRow => newDelivery(endpoint.id, event, now)),
+        );
+        await store.enqueue(
+          writing.map((endpoint) => endpoint.id),
+          end,
+          rows,
+        );
+        for (const endpoint of writing) endpoint.cursor = Math.max(endpoint.cursor, end);
+        // Rows its last fetch could not see: it fetches again once it runs short, before more are written.
+        const got = new Set(rows.map((row) => row.endpoint_id));
+        for (const endpoint of writing) {
+          if (!got.has(endpoint.id)) continue;
+          const lane = this.lanes.lane(endpoint);
+          lane.unfetched = true;
+          lane.more = true;
+        }
+        await this.startDue(enabled);
+      }
       from = last.seq;
       if (batch.length < BATCH) break;
     }
-    // Due rows are fetched for the endpoints short of queued ones, a few each, and claimed (a lease)
-    // only as each is sent, so a later pass or another instance does not send them again.
+    await this.startDue(enabled);
+    // With sends under way, the next due time is asked once they have ended (their outcomes set it).
+    if (this.inFlight.size === 0) this.plan();
+  }
+
+  /**
+   * Fetches due rows for the lanes short of queued ones, a few each, and starts what their shares
+   * allow. Rows are claimed (a lease) only as each is sent, so a later pass or another instance does
+   * not send them again.
+   */
+  private async startDue(enabled: readonly EndpointRow[]): Promise<void> {
+    const { store } = this.deps;
     const wanting = enabled.map((endpoint) => this.lanes.lane(endpoint)).filter((lane) => lane.wantsRows);
+    if (wanting.length === 0) {
+      this.dispatch();
+      return;
+    }
     const due = await store.due(
       this.clock(),
       wanting.map((lane) => lane.endpoint.id),
@@ -227,8 +284,6 @@ export class DeliveryWorker {
     for (const row of due) dueOf.set(row.endpoint_id, [...(dueOf.get(row.endpoint_id) ?? []), row]);
     for (const lane of wanting) lane.fill(dueOf.get(lane.endpoint.id) ?? [], FETCH_PER_ENDPOINT);
     this.dispatch();
-    // With sends under way, the next due time is asked once they have ended (their outcomes set it).
-    if (this.inFlight.size === 0) this.plan();
   }
 
   /**
@@ -294,6 +349,7 @@ export class DeliveryWorker {
       outcome = { ok: false, status: null, latencyMs: 0, error: (error as Error).message };
     }
     lane.timeouts = outcome.timedOut ? lane.timeouts + 1 : 0;
+    lane.ended = outcome.timedOut ? 0 : lane.ended + 1;
     const attempts = row.attempts + 1;
     const exhausted = !outcome.ok && attempts >= MAX_ATTEMPTS;
     const next = outcome.ok || exhausted ? null : this.clock() + retryDelayMs(attempts, this.deps.random);

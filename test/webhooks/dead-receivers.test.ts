@@ -12,7 +12,12 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
-import { MAX_ATTEMPTS, RETRY_DELAYS_S } from '../../src/webhooks/limits.js';
+import {
+  FETCH_PER_ENDPOINT,
+  HOLD_AFTER_TIMEOUTS,
+  MAX_ATTEMPTS,
+  RETRY_DELAYS_S,
+} from '../../src/webhooks/limits.js';
 import { createWebhookService } from '../../src/webhooks/service.js';
 import type { WebhookStore } from '../../src/webhooks/store.js';
 import { DeliveryWorker } from '../../src/webhooks/worker.js';
@@ -142,13 +147,14 @@ for (const engine of engines) {
       try {
         const sent = Array.from({ length: 12 }, (_, n) => events.append('day.published', 'SE3', day(n)));
         await worker.wake();
-        // Four sends at once, its share; after they time out, everything waits for the first retry.
-        assert.equal(receiver.received.length, 4);
-        assert.equal(receiver.state.mostOpen, 4);
+        // A lane that has never answered sends one at a time (its share grows only with answers):
+        // three timeouts in a row, then the endpoint is held and everything waits for the first retry.
+        assert.equal(receiver.received.length, HOLD_AFTER_TIMEOUTS);
+        assert.equal(receiver.state.mostOpen, 1);
         let rows = await log();
         assert.equal(rows.length, 12);
         assert.ok(rows.every((r) => r.state === 'pending'));
-        assert.deepEqual(rows.map((r) => r.attempts).sort(), [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1]);
+        assert.deepEqual(rows.map((r) => r.attempts).sort(), [...Array(9).fill(0), 1, 1, 1]);
         const firstRetry = now + RETRY_DELAYS_S[0] * 1000;
         assert.ok(
           rows.every((r) => Date.parse(r.nextAttemptAt ?? '') === firstRetry),
@@ -159,7 +165,7 @@ for (const engine of engines) {
         receiver.state.mostOpen = 0;
         for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt += 1) {
           await nextWakeUp();
-          assert.equal(receiver.received.length, 4 + attempt - 1);
+          assert.equal(receiver.received.length, HOLD_AFTER_TIMEOUTS + attempt - 1);
           assert.equal(receiver.state.mostOpen, 1, 'one probe at a time');
           assert.equal(receiver.received.at(-1)?.headers['webhook-id'], sent[0]?.id);
         }
@@ -190,9 +196,63 @@ for (const engine of engines) {
           Array(12).fill('delivered'),
         );
         const delivered = new Set(
-          receiver.received.slice(4 + MAX_ATTEMPTS - 1).map((r) => r.headers['webhook-id']),
+          receiver.received.slice(HOLD_AFTER_TIMEOUTS + MAX_ATTEMPTS - 1).map((r) => r.headers['webhook-id']),
         );
         assert.equal(delivered.size, 12);
+      } finally {
+        await worker.stop();
+        await receiver.close();
+        await stores.close();
+      }
+    });
+
+    test('a receiver that has not answered yet costs a few delivery rows, not one per event; once it answers it gets every event', async () => {
+      const send = { allowPrivate: true, allowHttp: true, timeoutMs: 250 };
+      const stores = await engine.open();
+      const receiver = await hangingReceiver();
+      let now = Date.parse('2026-11-24T12:00:00Z');
+      const events = new MemoryEventLog();
+      const store = stores.webhooks as WebhookStore;
+      const clock = () => now;
+      const service = createWebhookService({ store, keySecret: undefined, send, clock });
+      const wakeUps = new Set<{ at: number; wake: () => void }>();
+      const worker = new DeliveryWorker({
+        store,
+        events,
+        keySecret: undefined,
+        send,
+        clock,
+        random: () => 0.5,
+        wakeAfter: (ms, wake) => {
+          const wakeUp = { at: now + ms, wake };
+          wakeUps.add(wakeUp);
+          return () => wakeUps.delete(wakeUp);
+        },
+      });
+      const { endpoint } = await service.create({ url: receiver.url(), events: ['day.published'] }, 0);
+      try {
+        const sent = Array.from({ length: 300 }, (_, n) => events.append('day.published', 'SE3', day(n)));
+        await worker.wake();
+        const written = (await service.deliveries(endpoint.id)) ?? [];
+        assert.ok(
+          written.length > 0 && written.length <= FETCH_PER_ENDPOINT,
+          `${written.length} delivery rows for a receiver that never answered, of 300 events`,
+        );
+        // It answers again: at the retry, every event reaches it, in the log's order of rows.
+        receiver.state.answering = true;
+        for (let i = 0; i < 10 && receiver.received.length < 300 + HOLD_AFTER_TIMEOUTS; i += 1) {
+          const [wakeUp] = [...wakeUps];
+          assert.ok(wakeUp, 'a wake-up is set while deliveries are pending');
+          wakeUps.delete(wakeUp);
+          now = wakeUp.at;
+          await worker.wake();
+        }
+        const arrived = new Set(receiver.received.map((r) => r.headers['webhook-id']));
+        assert.deepEqual(
+          sent.filter((event) => !arrived.has(event.id)).map((event) => event.id),
+          [],
+          'every event arrived',
+        );
       } finally {
         await worker.stop();
         await receiver.close();
