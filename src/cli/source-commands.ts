@@ -25,6 +25,7 @@ async function withSources<T>(config: Config, run: (sources: Sources) => Promise
     const sources = await openSources(config.sources, {
       prices: services.stores.prices,
       databaseUrl: config.databaseUrl,
+      databasePath: config.databasePath,
       scheduler: plannedScheduler(),
     });
     sources.start();

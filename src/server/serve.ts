@@ -84,6 +84,7 @@ export async function startServer(config: Config): Promise<Running> {
   const sources = await openSources(config.sources, {
     prices: stores.prices,
     databaseUrl: config.databaseUrl,
+    databasePath: config.databasePath,
     registry: metrics.registry,
     log: { info: (fields, message) => app?.log.info(fields, message), warn: (f, m) => app?.log.warn(f, m) },
   }).catch(async (error: unknown) => {

@@ -18,6 +18,7 @@ import {
 } from './source-lease.js';
 import { createSourceMetrics } from './source-metrics.js';
 import { type RunOutcome, SourceRunner, type SourceStatus } from './source-runner.js';
+import { sqliteLease } from './sqlite-lease.js';
 import type { SourceWindow, UpstreamOptions } from './types.js';
 
 export type { RunOutcome, SourceStatus } from './source-runner.js';
@@ -43,6 +44,11 @@ export interface SourcesDeps {
   readonly prices: PriceStore;
   /** The lease table's database; without it, leases live in this process. */
   readonly databaseUrl?: string | undefined;
+  /**
+   * Without `databaseUrl`, the embedded database file, whose lease table the server and the
+   * `pricepoint sources` commands share (`:memory:` or none: leases live in this process).
+   */
+  readonly databasePath?: string | undefined;
   readonly lease?: SourceLease;
   readonly scheduler?: Scheduler;
   readonly registry?: Registry;
@@ -58,7 +64,9 @@ export interface SourcesDeps {
  */
 export async function openSources(sources: readonly SourceConfig[], deps: SourcesDeps): Promise<Sources> {
   const scheduler = deps.scheduler ?? cronScheduler();
-  const lease = deps.lease ?? (sources.length === 0 ? memoryLease() : await openLease(deps.databaseUrl));
+  const lease =
+    deps.lease ??
+    (sources.length === 0 ? memoryLease() : await openLease(deps.databaseUrl, deps.databasePath));
   // The list is read at each scrape; `opened` is assigned before any scrape can come.
   let opened: Sources | undefined;
   const metrics = deps.registry
@@ -110,8 +118,15 @@ export async function openSources(sources: readonly SourceConfig[], deps: Source
   return opened;
 }
 
-async function openLease(databaseUrl: string | undefined): Promise<SourceLease> {
-  if (databaseUrl === undefined) return memoryLease();
+async function openLease(
+  databaseUrl: string | undefined,
+  databasePath: string | undefined,
+): Promise<SourceLease> {
+  if (databaseUrl === undefined) {
+    return databasePath === undefined || databasePath === ':memory:'
+      ? memoryLease()
+      : sqliteLease(databasePath);
+  }
   const pool = createPool(databaseUrl, { max: 2 });
   try {
     await migrateLeases(pool);

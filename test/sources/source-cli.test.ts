@@ -29,7 +29,7 @@ describe('pricepoint sources', () => {
     const file = join(dataDir, 'pricepoint.yaml');
     writeFileSync(
       file,
-      `sources:\n  entsoe-no1:\n    type: entsoe\n    zone: NO1\n    token: \${ENTSOE_TOKEN}\n    baseUrl: ${upstream.url('/api')}\n`,
+      `sources:\n  entsoe-no1:\n    type: entsoe\n    zone: NO1\n    token: \${ENTSOE_TOKEN}\n    baseUrl: ${upstream.url('/api')}\n    minSpacingSeconds: 0\n`,
     );
     settings = { PRICEPOINT_CONFIG: file, PRICEPOINT_DATA_DIR: dataDir, ENTSOE_TOKEN: TOKEN };
   });

@@ -34,8 +34,9 @@ describe('two sources for one series, ranked by the config file', () => {
     upstream = await new FakeUpstream().start();
     dataDir = await tempDir();
     const file = join(dataDir, 'pricepoint.yaml');
+    // Runs follow one another as fast as the test goes: the spacing of manual runs is off.
     const source = (name: string) =>
-      `  ${name}:\n    type: entsoe\n    zone: NO1\n    token: \${ENTSOE_TOKEN}\n    baseUrl: ${upstream.url(`/${name}`)}\n`;
+      `  ${name}:\n    type: entsoe\n    zone: NO1\n    token: \${ENTSOE_TOKEN}\n    baseUrl: ${upstream.url(`/${name}`)}\n    minSpacingSeconds: 0\n`;
     writeFileSync(file, `sources:\n${source('first')}${source('second')}`);
     settings = { PRICEPOINT_CONFIG: file, PRICEPOINT_DATA_DIR: dataDir, ENTSOE_TOKEN: 'tok-ranking' };
   });
