@@ -13,15 +13,7 @@ import { parseSources } from '../../src/sources/source-config.js';
 import { SourceRunner } from '../../src/sources/source-runner.js';
 import { sqliteLease } from '../../src/sources/sqlite-lease.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
-import {
-  cleanUp,
-  httpsClient,
-  operatorKey,
-  REPO,
-  runCli,
-  startServer,
-  tempDir,
-} from '../helpers/process.js';
+import { cleanUp, httpsClient, operatorKey, REPO, runCli, startServer, tempDir } from '../helpers/process.js';
 import { usePinnedTzdata } from '../time/use-pinned-tzdata.js';
 import { FakeScheduler } from './fake-scheduler.js';
 import { FakeUpstream, fixture } from './fake-upstream.js';
