@@ -19,6 +19,8 @@ import { FakeScheduler } from './fake-scheduler.js';
 import { FakeUpstream, fixture } from './fake-upstream.js';
 
 let upstream: FakeUpstream;
+/** The token as a config file names it, `${T}`: read from the environment. */
+const TOKEN_REF = `\${T}`;
 const calls = () => upstream.requests.filter((url) => url.pathname === '/api').length;
 
 before(async () => {
@@ -37,7 +39,7 @@ describe('run records shared through the SQLite file', () => {
     const path = join(await tempDir('pricepoint-sqlite-lease-'), 'pricepoint.db');
     const stores = await openEmbeddedStores(path);
     const [config] = parseSources(
-      { 'entsoe-no1': { type: 'entsoe', zone: 'NO1', token: '${T}', baseUrl: upstream.url('/api') } },
+      { 'entsoe-no1': { type: 'entsoe', zone: 'NO1', token: TOKEN_REF, baseUrl: upstream.url('/api') } },
       { T: 'token-5be1c0' },
     );
     assert.ok(config);
@@ -73,7 +75,7 @@ describe('run records shared through the SQLite file', () => {
       file,
       stringify({
         sources: {
-          'entsoe-no1': { type: 'entsoe', zone: 'NO1', token: '${T}', baseUrl: upstream.url('/api') },
+          'entsoe-no1': { type: 'entsoe', zone: 'NO1', token: TOKEN_REF, baseUrl: upstream.url('/api') },
         },
       }),
     );
