@@ -10,8 +10,8 @@
 import { offsetMinutes } from '../time/zone.js';
 import { shiftDecimal } from './exact.js';
 import { roundedSmall, type SmallDecimal, shifted, smallDecimal, smallText } from './small-decimal.js';
-import type { FeeRule, Tariff, TariffedPrice, Versioned } from './tariff.js';
 import { addDecimals, decimalsOf, scaled, unscaled } from './tariff-decimal.js';
+import type { FeeRule, Tariff, TariffedPrice, Versioned } from './tariff-types.js';
 
 /** A decimal as `digits × 10^-scale`. */
 interface Scaled {
