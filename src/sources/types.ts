@@ -92,7 +92,7 @@ export interface ConnectorType<Settings> {
   readonly type: string;
   /** The real public endpoint, used when the settings name no `baseUrl`. */
   readonly defaultBaseUrl: string;
-  /** The upstream's terms (docs/sources.md "Licences"); not yet stated by every type. */
+  /** The upstream's terms, as docs/sources.md lists them per type; not yet stated by every type. */
   readonly terms?: UpstreamTerms;
   /** The zones the type can fill; absent for a type that fills no bidding zone (FX rates). */
   readonly zones?: readonly ConnectorZone[];
