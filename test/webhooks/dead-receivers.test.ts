@@ -12,6 +12,7 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
+import type { Stores } from '../../src/stores/types.js';
 import {
   FETCH_PER_ENDPOINT,
   HOLD_AFTER_TIMEOUTS,
@@ -52,6 +53,42 @@ async function hangingReceiver() {
 }
 
 const day = (n: number) => new Date(Date.UTC(2026, 0, 1 + n)).toISOString().slice(0, 10);
+
+/**
+ * A worker on a clock the test moves: each wake-up it asks for is kept, and `next()` moves the clock
+ * to the one asked for (there must be one) and lets that pass and its sends end.
+ */
+function onTestClock(stores: Pick<Stores, 'webhooks'>, start: number) {
+  const send = { allowPrivate: true, allowHttp: true, timeoutMs: 250 };
+  let now = start;
+  const events = new MemoryEventLog();
+  const store = stores.webhooks as WebhookStore;
+  const clock = () => now;
+  const service = createWebhookService({ store, keySecret: undefined, send, clock });
+  const wakeUps = new Set<{ at: number; wake: () => void }>();
+  const worker = new DeliveryWorker({
+    store,
+    events,
+    keySecret: undefined,
+    send,
+    clock,
+    random: () => 0.5,
+    wakeAfter: (ms, wake) => {
+      const wakeUp = { at: now + ms, wake };
+      wakeUps.add(wakeUp);
+      return () => wakeUps.delete(wakeUp);
+    },
+  });
+  const next = async () => {
+    assert.equal(wakeUps.size, 1, 'one wake-up is set');
+    const [wakeUp] = [...wakeUps];
+    assert.ok(wakeUp);
+    wakeUps.delete(wakeUp);
+    now = wakeUp.at;
+    await worker.wake();
+  };
+  return { events, service, worker, next, now: () => now };
+}
 
 for (const engine of engines) {
   describe(`webhook receivers that never answer, on ${engine.name}`, { skip: engine.skip }, () => {
@@ -110,38 +147,10 @@ for (const engine of engines) {
     });
 
     test('an endpoint that times out in a row is held as a whole and probed one send at a time; no delivery is lost, and the retry rules disable it', async () => {
-      const send = { allowPrivate: true, allowHttp: true, timeoutMs: 250 };
       const stores = await engine.open();
       const receiver = await hangingReceiver();
-      let now = Date.parse('2026-11-24T12:00:00Z');
-      const started = now;
-      const events = new MemoryEventLog();
-      const store = stores.webhooks as WebhookStore;
-      const clock = () => now;
-      const service = createWebhookService({ store, keySecret: undefined, send, clock });
-      const wakeUps = new Set<{ at: number; wake: () => void }>();
-      const worker = new DeliveryWorker({
-        store,
-        events,
-        keySecret: undefined,
-        send,
-        clock,
-        random: () => 0.5,
-        wakeAfter: (ms, wake) => {
-          const wakeUp = { at: now + ms, wake };
-          wakeUps.add(wakeUp);
-          return () => wakeUps.delete(wakeUp);
-        },
-      });
-      /** Moves the clock to the one wake-up the worker asked for, and lets that pass and its sends end. */
-      const nextWakeUp = async () => {
-        assert.equal(wakeUps.size, 1, 'one wake-up is set');
-        const [wakeUp] = [...wakeUps];
-        assert.ok(wakeUp);
-        wakeUps.delete(wakeUp);
-        now = wakeUp.at;
-        await worker.wake();
-      };
+      const started = Date.parse('2026-11-24T12:00:00Z');
+      const { events, service, worker, next: nextWakeUp, now } = onTestClock(stores, started);
       const log = async () => (await service.deliveries(endpoint.id)) ?? [];
       const { endpoint } = await service.create({ url: receiver.url(), events: ['day.published'] }, 0);
       try {
@@ -155,7 +164,7 @@ for (const engine of engines) {
         assert.equal(rows.length, 12);
         assert.ok(rows.every((r) => r.state === 'pending'));
         assert.deepEqual(rows.map((r) => r.attempts).sort(), [...Array(9).fill(0), 1, 1, 1]);
-        const firstRetry = now + RETRY_DELAYS_S[0] * 1000;
+        const firstRetry = now() + RETRY_DELAYS_S[0] * 1000;
         assert.ok(
           rows.every((r) => Date.parse(r.nextAttemptAt ?? '') === firstRetry),
           'all held until the first retry',
@@ -175,7 +184,7 @@ for (const engine of engines) {
         assert.match(disabled?.disabledReason ?? '', /failed 11 times/);
         // Each wake-up is a millisecond past the time it was asked for.
         assert.equal(
-          now - started - (MAX_ATTEMPTS - 1),
+          now() - started - (MAX_ATTEMPTS - 1),
           RETRY_DELAYS_S.reduce((sum, s) => sum + s * 1000, 0),
           'disabled when its first delivery used up the retry schedule',
         );
@@ -207,28 +216,9 @@ for (const engine of engines) {
     });
 
     test('a receiver that has not answered yet costs a few delivery rows, not one per event; once it answers it gets every event', async () => {
-      const send = { allowPrivate: true, allowHttp: true, timeoutMs: 250 };
       const stores = await engine.open();
       const receiver = await hangingReceiver();
-      let now = Date.parse('2026-11-24T12:00:00Z');
-      const events = new MemoryEventLog();
-      const store = stores.webhooks as WebhookStore;
-      const clock = () => now;
-      const service = createWebhookService({ store, keySecret: undefined, send, clock });
-      const wakeUps = new Set<{ at: number; wake: () => void }>();
-      const worker = new DeliveryWorker({
-        store,
-        events,
-        keySecret: undefined,
-        send,
-        clock,
-        random: () => 0.5,
-        wakeAfter: (ms, wake) => {
-          const wakeUp = { at: now + ms, wake };
-          wakeUps.add(wakeUp);
-          return () => wakeUps.delete(wakeUp);
-        },
-      });
+      const { events, service, worker, next } = onTestClock(stores, Date.parse('2026-11-24T12:00:00Z'));
       const { endpoint } = await service.create({ url: receiver.url(), events: ['day.published'] }, 0);
       try {
         const sent = Array.from({ length: 300 }, (_, n) => events.append('day.published', 'SE3', day(n)));
@@ -240,13 +230,7 @@ for (const engine of engines) {
         );
         // It answers again: at the retry, every event reaches it, in the log's order of rows.
         receiver.state.answering = true;
-        for (let i = 0; i < 10 && receiver.received.length < 300 + HOLD_AFTER_TIMEOUTS; i += 1) {
-          const [wakeUp] = [...wakeUps];
-          assert.ok(wakeUp, 'a wake-up is set while deliveries are pending');
-          wakeUps.delete(wakeUp);
-          now = wakeUp.at;
-          await worker.wake();
-        }
+        for (let i = 0; i < 10 && receiver.received.length < 300 + HOLD_AFTER_TIMEOUTS; i += 1) await next();
         const arrived = new Set(receiver.received.map((r) => r.headers['webhook-id']));
         assert.deepEqual(
           sent.filter((event) => !arrived.has(event.id)).map((event) => event.id),
