@@ -25,6 +25,7 @@ import { REPO } from '../helpers/process.js';
 import { usePinnedTzdata } from '../time/use-pinned-tzdata.js';
 import { FakeScheduler } from './fake-scheduler.js';
 import { FakeUpstream, fixture } from './fake-upstream.js';
+import { assertSpacingShared } from './shared-spacing.js';
 
 // Asked before any test is declared: a top-level await after them would let the file's after() run first.
 const target = await postgresSchemaUrl();
@@ -181,17 +182,7 @@ describe('across instances on PostgreSQL', { skip: 'skip' in target && target.sk
             lease: postgresLease(pool, { holder }),
           }),
       ) as [SourceRunner, SourceRunner];
-      assert.ok((await a.run()).ran);
-      const spaced = await b.run();
-      assert.ok(!spaced.ran && spaced.reason === 'too-soon' && spaced.wait.why === 'spacing');
-      await clock.advanceTo(Date.parse('2026-11-23T09:05Z'));
-      upstream.answer('/api', { status: 429, headers: { 'retry-after': '600' } });
-      assert.ok((await b.run()).ran);
-      await clock.advanceTo(Date.parse('2026-11-23T09:10Z'));
-      const held = await a.run();
-      assert.ok(!held.ran && held.reason === 'too-soon' && held.wait.why === 'retry-after');
-      assert.equal(held.wait.until, Date.parse('2026-11-23T09:15Z'));
-      assert.equal(calls(), 2);
+      await assertSpacingShared([a, b], clock, upstream, calls);
     } finally {
       await pool.end();
       await target.drop();

@@ -17,6 +17,7 @@ import { cleanUp, httpsClient, operatorKey, REPO, runCli, startServer, tempDir }
 import { usePinnedTzdata } from '../time/use-pinned-tzdata.js';
 import { FakeScheduler } from './fake-scheduler.js';
 import { FakeUpstream, fixture } from './fake-upstream.js';
+import { assertSpacingShared } from './shared-spacing.js';
 
 let upstream: FakeUpstream;
 /** The token as a config file names it, `${T}`: read from the environment. */
@@ -49,17 +50,7 @@ describe('run records shared through the SQLite file', () => {
       (lease) => new SourceRunner(config, { prices: stores.prices, scheduler: clock, lease }),
     ) as [SourceRunner, SourceRunner];
     try {
-      assert.ok((await a.run()).ran);
-      const spaced = await b.run();
-      assert.ok(!spaced.ran && spaced.reason === 'too-soon' && spaced.wait.why === 'spacing');
-      await clock.advanceTo(Date.parse('2026-11-23T09:05Z'));
-      upstream.answer('/api', { status: 429, headers: { 'retry-after': '600' } });
-      assert.ok((await b.run()).ran);
-      await clock.advanceTo(Date.parse('2026-11-23T09:10Z'));
-      const held = await a.run();
-      assert.ok(!held.ran && held.reason === 'too-soon' && held.wait.why === 'retry-after');
-      assert.equal(held.wait.until, Date.parse('2026-11-23T09:15Z'));
-      assert.equal(calls(), 2, 'the upstream was asked twice, not three times');
+      await assertSpacingShared([a, b], clock, upstream, calls);
     } finally {
       await Promise.all(leases.map((lease) => lease.close()));
       await stores.close();
