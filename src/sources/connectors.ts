@@ -4,6 +4,7 @@
  */
 import { ecb } from './ecb/connector.js';
 import { energidataservice } from './energidataservice/connector.js';
+import { energycharts } from './energycharts/connector.js';
 import { entsoe } from './entsoe/connector.js';
 import {
   type ConnectorType,
@@ -18,6 +19,7 @@ export const CONNECTOR_TYPES: Readonly<Record<string, ConnectorType<any>>> = {
   entsoe,
   ecb,
   energidataservice,
+  energycharts,
 };
 
 /**

@@ -38,6 +38,11 @@ export const TYPE_PLANS: Readonly<Record<string, SourcePlan>> = {
     ...DAY_AHEAD,
     settings: ['area', 'currency', 'symbol', 'baseUrl', 'resolution'],
   },
+  // EPEX day-ahead results reach Energy-Charts in the early afternoon, as they reach ENTSO-E.
+  energycharts: {
+    ...DAY_AHEAD,
+    settings: ['zone', 'symbol', 'baseUrl', 'resolution', 'fillQuarters'],
+  },
   ecb: {
     settings: ['currencies', 'feed', 'baseUrl'],
     schedule: [{ cron: '30 16 * * 1-5', zone: 'Europe/Berlin' }],
