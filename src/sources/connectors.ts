@@ -2,6 +2,7 @@
  * Every connector type Pricepoint ships, by the `type` a source names in the config file. A new
  * upstream is a module implementing `ConnectorType` and one line here.
  */
+import { awattar } from './awattar/connector.js';
 import { ecb } from './ecb/connector.js';
 import { energidataservice } from './energidataservice/connector.js';
 import { energycharts } from './energycharts/connector.js';
@@ -20,6 +21,7 @@ export const CONNECTOR_TYPES: Readonly<Record<string, ConnectorType<any>>> = {
   ecb,
   energidataservice,
   energycharts,
+  awattar,
 };
 
 /**

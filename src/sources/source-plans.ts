@@ -43,6 +43,16 @@ export const TYPE_PLANS: Readonly<Record<string, SourcePlan>> = {
     ...DAY_AHEAD,
     settings: ['zone', 'symbol', 'baseUrl', 'resolution', 'fillQuarters'],
   },
+  // aWATTar publishes the next day around 14:00 and asks for fair use (100 requests a day): every
+  // quarter hour from 13:00 until tomorrow is complete, then every three hours for revisions.
+  awattar: {
+    ...DAY_AHEAD,
+    schedule: [
+      { cron: '*/15 13-16 * * *', zone: 'Europe/Vienna', untilTomorrowComplete: true },
+      { cron: '0 */3 * * *', zone: 'Europe/Vienna' },
+    ],
+    settings: ['zone', 'symbol', 'baseUrl', 'resolution', 'fillQuarters'],
+  },
   ecb: {
     settings: ['currencies', 'feed', 'baseUrl'],
     schedule: [{ cron: '30 16 * * 1-5', zone: 'Europe/Berlin' }],
