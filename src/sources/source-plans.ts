@@ -44,7 +44,7 @@ export const TYPE_PLANS: Readonly<Record<string, SourcePlan>> = {
     settings: ['zone', 'symbol', 'baseUrl', 'resolution', 'fillQuarters'],
   },
   // aWATTar publishes the next day around 14:00 and asks for fair use (100 requests a day): every
-  // quarter hour from 13:00 until tomorrow is complete, then every three hours for revisions.
+  // quarter hour from 13:00 to 16:45 until tomorrow is complete, and every three hours for revisions.
   awattar: {
     ...DAY_AHEAD,
     schedule: [

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type AwattarSettings, awattar } from '../../src/sources/awattar/connector.js';
+import { parseSources } from '../../src/sources/source-config.js';
 import type { SourceResult, SourceSeries, SourceWindow } from '../../src/sources/types.js';
 import { FakeUpstream, fixture, pairs } from './fake-upstream.js';
 
@@ -166,6 +167,14 @@ describe('the awattar connector', () => {
     assert.match(down.failure.message, /HTTP 502: 502 Bad Gateway$/);
     upstream.answer(PATH, { body: JSON.stringify({ object: 'list' }) });
     assert.match(failureOf(await fetchWindow(AUTUMN)), /sent no data list/);
+  });
+
+  test('the config file takes an awattar source; its default schedule asks at most 24 times a day', () => {
+    const [source] = parseSources({ at: { type: 'awattar', zone: 'AT' } }, {});
+    assert.deepEqual(source?.schedule, [
+      { cron: '*/15 13-16 * * *', zone: 'Europe/Vienna', untilTomorrowComplete: true },
+      { cron: '0 */3 * * *', zone: 'Europe/Vienna' },
+    ]);
   });
 
   test('settings name the bad field', () => {

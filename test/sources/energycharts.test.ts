@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { type EnergyChartsSettings, energycharts } from '../../src/sources/energycharts/connector.js';
 import { CC_BY_ZONES, ENERGY_CHARTS_ZONES, energyChartsZone } from '../../src/sources/energycharts/zones.js';
 import { biddingZone } from '../../src/sources/entsoe/zones.js';
+import { parseSources } from '../../src/sources/source-config.js';
 import type { SourceResult, SourceSeries, SourceWindow } from '../../src/sources/types.js';
 import { FakeUpstream, fixture, pairs } from './fake-upstream.js';
 
@@ -208,6 +209,23 @@ describe('the energycharts connector', () => {
     assert.throws(
       () => energycharts.create({ zone: 'NL', baseUrl: 'ftp://mirror.example/' }),
       /^SourceSettingsError: baseUrl/,
+    );
+  });
+
+  test("the config file takes an energycharts source by zone, and refuses the API's own parameter names", () => {
+    const [source] = parseSources({ nl: { type: 'energycharts', zone: 'Netherlands' } }, {});
+    assert.equal(source?.type, 'energycharts');
+    assert.deepEqual(
+      source?.schedule.map((entry) => entry.cron),
+      ['*/10 12-15 * * *', '0 * * * *'],
+    );
+    assert.throws(
+      () => parseSources({ nl: { type: 'energycharts', bzn: 'NL' } }, {}),
+      /setting "sources\.nl\.bzn" is not a setting of energycharts sources/,
+    );
+    assert.throws(
+      () => parseSources({ nl: { type: 'energycharts', zone: 'NL9' } }, {}),
+      /setting "sources\.nl\.zone" "NL9" is not a bidding zone Energy-Charts serves/,
     );
   });
 

@@ -229,9 +229,11 @@ describe('runSource', () => {
   });
 
   test('a connector type is named in the config, and an unknown one is refused by name', () => {
+    // Every shipped type is listed; the list grows as connectors are added.
     assert.throws(
-      () => createConnector('nordpool', {}),
-      /^SourceSettingsError: type: "nordpool" is not one of entsoe, ecb, energidataservice$/,
+      () => createConnector('no-such-upstream', {}),
+      /^SourceSettingsError: type: "no-such-upstream" is not one of entsoe, ecb, energidataservice(, [a-z]+)*$/,
     );
+    assert.throws(() => createConnector('no-such-upstream', {}), /, energycharts\b.*, awattar\b/);
   });
 });
