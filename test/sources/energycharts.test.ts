@@ -119,6 +119,19 @@ describe('the energycharts connector', () => {
     assert.deepEqual(result, { ok: true, series: [] });
   });
 
+  test('a lone interval shows no length: a failure unless resolution is set', async () => {
+    const start = AUTUMN.from / 1000;
+    upstream.answer(PATH, {
+      body: JSON.stringify({ license_info: 'x', unix_seconds: [start], price: [50.5], unit: 'EUR / MWh' }),
+    });
+    assert.match(
+      failureOf(await fetchWindow(AUTUMN)),
+      /a single interval shows no resolution: set resolution/,
+    );
+    const series = onlySeries(await fetchWindow(AUTUMN, { resolution: 'PT15M' }));
+    assert.deepEqual(pairs(series.points), [['2025-10-25T22:00:00.000Z', '50.5']]);
+  });
+
   test('across the 15-minute switch: a failure that says what to do, or hourly prices repeated over quarters with fillQuarters', async () => {
     serve('de-lu-15-minute-switch.json');
     const window = { from: Date.parse('2025-09-29T22:00Z'), to: Date.parse('2025-10-01T22:00Z') };

@@ -134,15 +134,7 @@ function pricesOf(
       if (!checked.ok) return failure(`price[${i}]: ${checked.reason}`);
       price = checked.text;
     }
-    // An interval lasts until the next one starts; the last one as long as the one before it.
-    const seconds =
-      i + 1 < starts.length ? starts[i + 1] - second : i > 0 ? second - starts[i - 1] : undefined;
-    const minutes =
-      seconds === undefined
-        ? settings.resolution === undefined
-          ? undefined
-          : RESOLUTIONS[settings.resolution]
-        : seconds / 60;
+    const minutes = lengthOf(starts, i, settings.resolution);
     if (minutes === undefined) return failure('a single interval shows no resolution: set resolution');
     rows.push({ start: second * 1000, minutes, price });
   }
@@ -166,6 +158,23 @@ function pricesOf(
     resolution: grid.resolution,
   };
   return { ok: true, series: [{ series, points: grid.points }] };
+}
+
+/**
+ * An interval's length in minutes: until the next one starts; the last one as long as the one
+ * before it; a lone one as long as the `resolution` setting says, if it says.
+ */
+function lengthOf(
+  starts: readonly number[],
+  i: number,
+  resolution: Resolution | undefined,
+): number | undefined {
+  const here = starts[i] as number;
+  const next = starts[i + 1];
+  if (next !== undefined) return (next - here) / 60;
+  const previous = starts[i - 1];
+  if (previous !== undefined) return (here - previous) / 60;
+  return resolution === undefined ? undefined : RESOLUTIONS[resolution];
 }
 
 /** An error answer in the API's words: `detail` as text, or the `msg` of each item of a list. */
