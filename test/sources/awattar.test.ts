@@ -177,6 +177,17 @@ describe('the awattar connector', () => {
     ]);
   });
 
+  test('a 200 that is not JSON (a maintenance page) is a failure that says what arrived', async () => {
+    upstream.answer(PATH, {
+      headers: { 'content-type': 'text/html' },
+      body: '<!DOCTYPE html><html><body>Wartungsarbeiten</body></html>',
+    });
+    assert.match(
+      failureOf(await fetchWindow(AUTUMN)),
+      /sent no JSON; arrived: an HTML page \(text\/html\), starting "<!DOCTYPE html><html><body>Wartu"$/,
+    );
+  });
+
   test('settings name the bad field', () => {
     assert.throws(() => awattar.create({ zone: 'CH' }), /^SourceSettingsError: zone: must be AT or DE-LU/);
     assert.throws(

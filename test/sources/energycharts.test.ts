@@ -210,6 +210,17 @@ describe('the energycharts connector', () => {
     assert.match(limited.failure.message, /HTTP 429: Too Many Requests$/);
   });
 
+  test('a 200 that is not JSON (a maintenance page) is a failure that says what arrived', async () => {
+    upstream.answer(PATH, {
+      headers: { 'content-type': 'text/html' },
+      body: '<!DOCTYPE html><html><body>Wartungsarbeiten</body></html>',
+    });
+    assert.match(
+      failureOf(await fetchWindow(AUTUMN)),
+      /sent no JSON; arrived: an HTML page \(text\/html\), starting "<!DOCTYPE html><html><body>Wartu"$/,
+    );
+  });
+
   test('settings name the bad field', () => {
     assert.throws(
       () => energycharts.create({ zone: 'XX' }),

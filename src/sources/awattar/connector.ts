@@ -17,7 +17,7 @@ import {
   type SourceWindow,
   type UpstreamOptions,
 } from '../types.js';
-import { baseUrlOf, bodyText, getUpstream, plainWords, statusFailure } from '../upstream-get.js';
+import { baseUrlOf, bodyText, getUpstream, plainWords, statusFailure, whatArrived } from '../upstream-get.js';
 
 export interface AwattarSettings {
   /** `AT` or `DE-LU` (also `DE`, `Austria`, `Germany`). */
@@ -114,7 +114,7 @@ async function fetchPrices(
     body = JSON.parse(text);
   } catch {
     if (answer.status !== 200) return { ok: false, failure: statusFailure(answer, plainWords(text)) };
-    return failure(`${answer.where} sent no JSON`);
+    return failure(`${answer.where} sent no JSON; arrived: ${whatArrived(answer)}`);
   }
   if (answer.status !== 200) {
     const said = errorWords(body);

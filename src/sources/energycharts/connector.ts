@@ -24,6 +24,7 @@ import {
   plainWords,
   statusFailure,
   type UpstreamAnswer,
+  whatArrived,
 } from '../upstream-get.js';
 import { ENERGY_CHARTS_ZONES, type EnergyChartsZone, energyChartsZone } from './zones.js';
 
@@ -104,7 +105,7 @@ async function fetchPrices(
     body = JSON.parse(text);
   } catch {
     if (answer.status !== 200) return { ok: false, failure: statusFailure(answer, plainWords(text)) };
-    return failure(`${answer.where} sent no JSON`);
+    return failure(`${answer.where} sent no JSON; arrived: ${whatArrived(answer)}`);
   }
   if (answer.status !== 200) return { ok: false, failure: errorFailure(answer, body, zone, start, end) };
   return pricesOf(body as Record<string, unknown>, zone, settings, window);
