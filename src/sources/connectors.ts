@@ -7,6 +7,7 @@ import { ecb } from './ecb/connector.js';
 import { energidataservice } from './energidataservice/connector.js';
 import { energycharts } from './energycharts/connector.js';
 import { entsoe } from './entsoe/connector.js';
+import { nordpool } from './nordpool/connector.js';
 import {
   type ConnectorType,
   type SourceConnector,
@@ -22,6 +23,7 @@ export const CONNECTOR_TYPES: Readonly<Record<string, ConnectorType<any>>> = {
   energidataservice,
   energycharts,
   awattar,
+  nordpool,
 };
 
 /**

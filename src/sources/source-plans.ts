@@ -53,6 +53,11 @@ export const TYPE_PLANS: Readonly<Record<string, SourcePlan>> = {
     ],
     settings: ['zone', 'symbol', 'baseUrl', 'resolution', 'fillQuarters'],
   },
+  // Nord Pool publishes the day-ahead results of its areas shortly after the noon auction (CET).
+  nordpool: {
+    ...DAY_AHEAD,
+    settings: ['zone', 'currency', 'symbol', 'baseUrl', 'resolution', 'fillQuarters', 'preliminary'],
+  },
   ecb: {
     settings: ['currencies', 'feed', 'baseUrl'],
     schedule: [{ cron: '30 16 * * 1-5', zone: 'Europe/Berlin' }],

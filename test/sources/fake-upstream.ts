@@ -25,12 +25,15 @@ export interface FakeAnswer {
 
 export class FakeUpstream {
   readonly requests: URL[] = [];
-  private readonly answers = new Map<string, FakeAnswer>();
+  private readonly answers = new Map<string, FakeAnswer | ((url: URL) => FakeAnswer)>();
   private server: Server | undefined;
   private origin = '';
 
-  /** Answers `path` with `answer` from now on. */
-  answer(path: string, answer: FakeAnswer): this {
+  /**
+   * Answers `path` with `answer` from now on; a function answers each request by its URL (an
+   * upstream asked once per day, as Nord Pool's, answers each day with its own document).
+   */
+  answer(path: string, answer: FakeAnswer | ((url: URL) => FakeAnswer)): this {
     this.answers.set(path, answer);
     return this;
   }
@@ -44,7 +47,8 @@ export class FakeUpstream {
     this.server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', this.origin);
       this.requests.push(url);
-      const answer = this.answers.get(url.pathname);
+      const answerOf = this.answers.get(url.pathname);
+      const answer = typeof answerOf === 'function' ? answerOf(url) : answerOf;
       if (answer === undefined) {
         res.writeHead(404, { 'content-type': 'text/plain' }).end(`no fixture for ${url.pathname}`);
         return;

@@ -66,7 +66,7 @@ sources:
   const refusals: [string, Record<string, unknown>, RegExp][] = [
     [
       'an unknown type',
-      { x: { type: 'nordpool' } },
+      { x: { type: 'no-such-upstream' } },
       /setting "sources\.x\.type" must be one of entsoe, ecb, energidataservice/,
     ],
     [
