@@ -4,6 +4,7 @@
  */
 import { awattar } from './awattar/connector.js';
 import { ecb } from './ecb/connector.js';
+import { elering } from './elering/connector.js';
 import { energidataservice } from './energidataservice/connector.js';
 import { energycharts } from './energycharts/connector.js';
 import { entsoe } from './entsoe/connector.js';
@@ -24,6 +25,7 @@ export const CONNECTOR_TYPES: Readonly<Record<string, ConnectorType<any>>> = {
   energycharts,
   awattar,
   nordpool,
+  elering,
 };
 
 /**

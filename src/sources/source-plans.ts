@@ -58,6 +58,11 @@ export const TYPE_PLANS: Readonly<Record<string, SourcePlan>> = {
     ...DAY_AHEAD,
     settings: ['zone', 'currency', 'symbol', 'baseUrl', 'resolution', 'fillQuarters', 'preliminary'],
   },
+  // Elering republishes Nord Pool's results for the Baltics and Finland soon after they appear.
+  elering: {
+    ...DAY_AHEAD,
+    settings: ['zone', 'symbol', 'baseUrl', 'resolution', 'fillQuarters'],
+  },
   ecb: {
     settings: ['currencies', 'feed', 'baseUrl'],
     schedule: [{ cron: '30 16 * * 1-5', zone: 'Europe/Berlin' }],
