@@ -5,10 +5,15 @@
  * more than a year asked in parts, and the API's error answers.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type EleringSettings, elering } from '../../src/sources/elering/connector.js';
+import { runSource } from '../../src/sources/run-source.js';
 import { parseSources } from '../../src/sources/source-config.js';
 import type { SourceResult, SourceSeries, SourceWindow } from '../../src/sources/types.js';
+import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
+import { REPO } from '../helpers/process.js';
+import { usePinnedTzdata } from '../time/use-pinned-tzdata.js';
 import { FakeUpstream, fixture, pairs } from './fake-upstream.js';
 
 const PATH = '/api/nps/price';
@@ -44,6 +49,7 @@ function failureOf(result: SourceResult): string {
 
 describe('the elering connector', () => {
   before(async () => {
+    usePinnedTzdata(join(REPO, 'tzdata'));
     upstream = await new FakeUpstream().start();
   });
   after(() => upstream.close());
@@ -102,6 +108,27 @@ describe('the elering connector', () => {
       to: Date.parse('2026-03-30T21:00Z'),
     });
     assert.deepEqual(tomorrow, { ok: true, series: [] }, 'a success without points');
+  });
+
+  test('a run stores the spring DST day complete with its 92 quarter hours, and nothing for the day not published', async () => {
+    serve('spring-dst-2026-03-29-tomorrow-unpublished.json');
+    const stores = await openEmbeddedStores(':memory:');
+    try {
+      const window = { from: Date.parse('2026-03-28T22:00Z'), to: Date.parse('2026-03-30T21:00Z') };
+      const run = await runSource(
+        elering.create({ zone: 'EE', baseUrl: upstream.url('/api/') }),
+        window,
+        stores,
+      );
+      assert.deepEqual(run, { ok: true, written: 92, series: [{ symbol: 'EE', points: 92, created: true }] });
+      const days = await stores.prices.dayProvenance?.('EE', '2026-03-29', '2026-03-30');
+      assert.deepEqual(
+        days?.map(({ date, source, complete }) => ({ date, source, complete })),
+        [{ date: '2026-03-29', source: 'elering', complete: true }],
+      );
+    } finally {
+      await stores.close();
+    }
   });
 
   test('a country the answer leaves out, or an empty list, is not published yet', async () => {

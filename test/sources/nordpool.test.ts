@@ -5,11 +5,16 @@
  * preliminary prices and the portal's error answers.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type NordPoolSettings, nordpool } from '../../src/sources/nordpool/connector.js';
 import { NORD_POOL_ZONES, nordPoolZone } from '../../src/sources/nordpool/zones.js';
+import { runSource } from '../../src/sources/run-source.js';
 import { parseSources } from '../../src/sources/source-config.js';
 import type { SourceResult, SourceSeries, SourceWindow } from '../../src/sources/types.js';
+import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
+import { REPO } from '../helpers/process.js';
+import { usePinnedTzdata } from '../time/use-pinned-tzdata.js';
 import { type FakeAnswer, FakeUpstream, fixture, pairs } from './fake-upstream.js';
 
 const PATH = '/api/DayAheadPrices';
@@ -61,6 +66,7 @@ function askedSince(count: number): URL[] {
 
 describe('the nordpool connector', () => {
   before(async () => {
+    usePinnedTzdata(join(REPO, 'tzdata'));
     upstream = await new FakeUpstream().start();
   });
   after(() => upstream.close());
@@ -138,6 +144,28 @@ describe('the nordpool connector', () => {
       to: Date.parse('2026-03-30T22:00Z'),
     });
     assert.deepEqual(tomorrow, { ok: true, series: [] }, 'a success without points');
+  });
+
+  test('a run stores the spring DST day complete with its 92 quarter hours, and nothing for the day not published', async () => {
+    serveDays();
+    const stores = await openEmbeddedStores(':memory:');
+    try {
+      const window = { from: Date.parse('2026-03-28T23:00Z'), to: Date.parse('2026-03-30T22:00Z') };
+      const connector = nordpool.create({ zone: 'NO1', baseUrl: upstream.url('/api/') });
+      const run = await runSource(connector, window, stores, { name: 'nordpool-no1' });
+      assert.deepEqual(run, {
+        ok: true,
+        written: 92,
+        series: [{ symbol: 'NO1', points: 92, created: true }],
+      });
+      const days = await stores.prices.dayProvenance?.('NO1', '2026-03-29', '2026-03-30');
+      assert.deepEqual(
+        days?.map(({ date, source, complete }) => ({ date, source, complete })),
+        [{ date: '2026-03-29', source: 'nordpool-no1', complete: true }],
+      );
+    } finally {
+      await stores.close();
+    }
   });
 
   test('an answer with no entries is not published yet', async () => {
