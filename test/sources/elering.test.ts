@@ -131,10 +131,18 @@ describe('the elering connector', () => {
     }
   });
 
-  test('a country the answer leaves out, or an empty list, is not published yet', async () => {
+  test('a country the answer leaves out, an empty list, or no data at all is not published yet', async () => {
     upstream.answer(PATH, { body: JSON.stringify({ success: true, data: { fi: [] } }) });
     assert.deepEqual(await fetchWindow(AUTUMN), { ok: true, series: [] });
     assert.deepEqual(await fetchWindow(AUTUMN, { zone: 'FI' }), { ok: true, series: [] });
+    for (const data of [null, []]) {
+      upstream.answer(PATH, { body: JSON.stringify({ success: true, data }) });
+      assert.deepEqual(await fetchWindow(AUTUMN), { ok: true, series: [] }, JSON.stringify(data));
+    }
+    upstream.answer(PATH, {
+      body: JSON.stringify({ success: true, data: [{ timestamp: 1761426000, price: 1 }] }),
+    });
+    assert.match(failureOf(await fetchWindow(AUTUMN)), /Elering answer: no data by country/);
   });
 
   test('the 15-minute switch: the first Tallinn hour of 1 October is still hourly; one grid only with fillQuarters', async () => {

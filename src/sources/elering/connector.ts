@@ -178,7 +178,9 @@ async function fetchPart(
   if (answer.status !== 200) return { ok: false, failure: errorFailure(answer, doc, text) };
   if (doc['success'] === false) return { ok: false, failure: errorFailure(answer, doc, text) };
   const data = doc['data'];
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return failure('no data by country');
+  // An answer with nothing in it may carry `data` as null or an empty list rather than by country.
+  if (data === null || (Array.isArray(data) && data.length === 0)) return { ok: true, rows: [] };
+  if (typeof data !== 'object' || Array.isArray(data)) return failure('no data by country');
   // A country left out, or an empty list, has nothing published for the period yet.
   const list = (data as Record<string, unknown>)[zone.key] ?? [];
   if (!Array.isArray(list)) return failure(`data.${zone.key} is not a list`);
