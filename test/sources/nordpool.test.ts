@@ -272,6 +272,16 @@ describe('the nordpool connector', () => {
     assert.match(failureOf(await fetchWindow(AUTUMN)), /sent no JSON for 2025-10-26; arrived: an HTML page/);
   });
 
+  test('an error on one day of the window fails the run, never a window cut short', async () => {
+    upstream.answer(PATH, (url): FakeAnswer => {
+      const date = url.searchParams.get('date');
+      if (date === '2026-03-30') return { status: 502, body: 'Bad Gateway' };
+      return { body: fixture(`nordpool/${FIXTURES[date ?? '']}`) };
+    });
+    const window = { from: Date.parse('2026-03-28T23:00Z'), to: Date.parse('2026-03-30T22:00Z') };
+    assert.match(failureOf(await fetchWindow(window)), /DayAheadPrices answered HTTP 502: Bad Gateway$/);
+  });
+
   test('an entry without a readable UTC deliveryStart is a failure', async () => {
     serveDays((doc) => {
       const entries = doc['multiAreaEntries'] as Record<string, unknown>[];
