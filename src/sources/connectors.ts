@@ -5,6 +5,7 @@
 import { ecb } from './ecb/connector.js';
 import { energidataservice } from './energidataservice/connector.js';
 import { entsoe } from './entsoe/connector.js';
+import { octopus } from './octopus/connector.js';
 import {
   type ConnectorType,
   type SourceConnector,
@@ -18,6 +19,7 @@ export const CONNECTOR_TYPES: Readonly<Record<string, ConnectorType<any>>> = {
   entsoe,
   ecb,
   energidataservice,
+  octopus,
 };
 
 /**

@@ -38,6 +38,17 @@ export const TYPE_PLANS: Readonly<Record<string, SourcePlan>> = {
     ...DAY_AHEAD,
     settings: ['area', 'currency', 'symbol', 'baseUrl', 'resolution'],
   },
+  // Agile Octopus publishes the next UK day (23:00 to 23:00) around 16:00 London time. A London
+  // day's last hour comes with the next day's prices, so tomorrow is never complete the day before.
+  octopus: {
+    settings: ['product', 'region', 'vat', 'paymentMethod', 'symbol', 'baseUrl'],
+    schedule: [
+      { cron: '*/15 16-17 * * *', zone: 'Europe/London' },
+      { cron: '0 */6 * * *', zone: 'Europe/London' },
+    ],
+    window: { zone: 'Europe/London', daysBack: 1, daysAhead: 1 },
+    dayAhead: false,
+  },
   ecb: {
     settings: ['currencies', 'feed', 'baseUrl'],
     schedule: [{ cron: '30 16 * * 1-5', zone: 'Europe/Berlin' }],
