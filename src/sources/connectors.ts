@@ -6,6 +6,7 @@ import { ecb } from './ecb/connector.js';
 import { energidataservice } from './energidataservice/connector.js';
 import { entsoe } from './entsoe/connector.js';
 import { octopus } from './octopus/connector.js';
+import { omie } from './omie/connector.js';
 import {
   type ConnectorType,
   type SourceConnector,
@@ -20,6 +21,7 @@ export const CONNECTOR_TYPES: Readonly<Record<string, ConnectorType<any>>> = {
   ecb,
   energidataservice,
   octopus,
+  omie,
 };
 
 /**

@@ -38,6 +38,11 @@ export const TYPE_PLANS: Readonly<Record<string, SourcePlan>> = {
     ...DAY_AHEAD,
     settings: ['area', 'currency', 'symbol', 'baseUrl', 'resolution'],
   },
+  // OMIE runs the Iberian part of the same noon auction and publishes its files soon after.
+  omie: {
+    ...DAY_AHEAD,
+    settings: ['zone', 'file', 'symbol', 'baseUrl'],
+  },
   // Agile Octopus publishes the next UK day (23:00 to 23:00) around 16:00 London time. A London
   // day's last hour comes with the next day's prices, so tomorrow is never complete the day before.
   octopus: {
