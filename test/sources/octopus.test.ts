@@ -5,9 +5,14 @@
  * last hour of the window is not published yet.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { type OctopusSettings, octopus } from '../../src/sources/octopus/connector.js';
+import { runSource } from '../../src/sources/run-source.js';
 import type { SourceResult, SourceSeries } from '../../src/sources/types.js';
+import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
+import { REPO } from '../helpers/process.js';
+import { usePinnedTzdata } from '../time/use-pinned-tzdata.js';
 import { FakeUpstream, fixture, pairs } from './fake-upstream.js';
 
 const PATH = '/v1/products/AGILE-24-10-01/electricity-tariffs/E-1R-AGILE-24-10-01-C/standard-unit-rates/';
@@ -51,6 +56,7 @@ function onePage(results: unknown[]): string {
 
 describe('the octopus connector', () => {
   before(async () => {
+    usePinnedTzdata(join(REPO, 'tzdata'));
     upstream = await new FakeUpstream().start();
   });
   beforeEach(() => serveFixture());
@@ -210,6 +216,35 @@ describe('the octopus connector', () => {
     upstream.answer(PATH, { body: onePage([]) });
     const series = onlySeries(await fetchWindow());
     assert.deepEqual(series.points, []);
+  });
+
+  test('a run stores every half hour; a London day is complete only with all its half hours', async () => {
+    const stores = await openEmbeddedStores(':memory:');
+    try {
+      const connector = octopus.create({
+        product: 'AGILE-24-10-01',
+        region: 'C',
+        baseUrl: upstream.url('/'),
+      });
+      const run = await runSource(connector, WINDOW, stores, { name: 'agile-c' });
+      assert.deepEqual(run, {
+        ok: true,
+        written: 143,
+        series: [{ symbol: 'AGILE-24-10-01-C', points: 143, created: true }],
+      });
+      const days = await stores.prices.dayProvenance?.('AGILE-24-10-01-C', '2025-10-25', '2025-10-28');
+      // 26 October lacks its null half hour; 27 October its last hour, not published yet.
+      assert.deepEqual(
+        days?.map((d) => [d.date, d.complete]),
+        [
+          ['2025-10-25', true],
+          ['2025-10-26', false],
+          ['2025-10-27', false],
+        ],
+      );
+    } finally {
+      await stores.close();
+    }
   });
 
   test('settings name the bad field', () => {

@@ -5,9 +5,14 @@
  * DST day of 2026 (92 quarter hours).
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { type OmieSettings, omie } from '../../src/sources/omie/connector.js';
+import { runSource } from '../../src/sources/run-source.js';
 import type { SourceResult, SourceSeries, SourceWindow, UpstreamOptions } from '../../src/sources/types.js';
+import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
+import { REPO } from '../helpers/process.js';
+import { usePinnedTzdata } from '../time/use-pinned-tzdata.js';
 import { FakeUpstream, fixture, pairs } from './fake-upstream.js';
 
 const REPORT_2025_10_26 =
@@ -40,6 +45,7 @@ function onlySeries(result: SourceResult): SourceSeries {
 
 describe('the omie connector', () => {
   before(async () => {
+    usePinnedTzdata(join(REPO, 'tzdata'));
     upstream = await new FakeUpstream().start();
   });
   beforeEach(() => {
@@ -189,6 +195,22 @@ describe('the omie connector', () => {
     assert.ok(!result.ok);
     assert.equal(result.failure.retryAfterMs, 120_000);
     assert.match(result.failure.message, /answered HTTP 503: Service Unavailable Maintenance$/);
+  });
+
+  test('a run stores the spring DST day whole: 92 quarter hours make the Madrid day complete', async () => {
+    const stores = await openEmbeddedStores(':memory:');
+    try {
+      const connector = omie.create({ zone: 'ES', file: 'marginalpdbc', baseUrl: upstream.url('/') }, LATER);
+      const run = await runSource(connector, DAY_2026_03_29, stores, { name: 'omie-es', now: LATER.now });
+      assert.deepEqual(run, { ok: true, written: 92, series: [{ symbol: 'ES', points: 92, created: true }] });
+      const days = await stores.prices.dayProvenance?.('ES', '2026-03-29', '2026-03-30');
+      assert.deepEqual(
+        days?.map((d) => [d.date, d.source, d.complete]),
+        [['2026-03-29', 'omie-es', true]],
+      );
+    } finally {
+      await stores.close();
+    }
   });
 
   test('settings name the bad field; zones carry their EIC codes', () => {
