@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { type OctopusSettings, octopus } from '../../src/sources/octopus/connector.js';
 import { runSource } from '../../src/sources/run-source.js';
+import { parseSources } from '../../src/sources/source-config.js';
 import type { SourceResult, SourceSeries } from '../../src/sources/types.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
 import { REPO } from '../helpers/process.js';
@@ -245,6 +246,27 @@ describe('the octopus connector', () => {
     } finally {
       await stores.close();
     }
+  });
+
+  test('in the config file: the afternoon schedule by default, a misspelt setting refused', () => {
+    const [source] = parseSources({ agile: { type: 'octopus', product: 'AGILE-24-10-01', region: 'C' } }, {});
+    assert.deepEqual(source?.schedule, [
+      { cron: '*/15 16-17 * * *', zone: 'Europe/London' },
+      { cron: '0 */6 * * *', zone: 'Europe/London' },
+    ]);
+    assert.deepEqual(source?.plan.window, { zone: 'Europe/London', daysBack: 1, daysAhead: 1 });
+    assert.throws(
+      () =>
+        parseSources(
+          { agile: { type: 'octopus', product: 'AGILE-24-10-01', region: 'C', VAT: 'included' } },
+          {},
+        ),
+      /sources\.agile\.VAT.*is not a setting of octopus sources/,
+    );
+    assert.throws(
+      () => parseSources({ agile: { type: 'octopus', product: 'AGILE-24-10-01', region: 'Q' } }, {}),
+      /sources\.agile\.region/,
+    );
   });
 
   test('settings name the bad field', () => {

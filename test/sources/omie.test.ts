@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { type OmieSettings, omie } from '../../src/sources/omie/connector.js';
 import { runSource } from '../../src/sources/run-source.js';
+import { parseSources } from '../../src/sources/source-config.js';
 import type { SourceResult, SourceSeries, SourceWindow, UpstreamOptions } from '../../src/sources/types.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
 import { REPO } from '../helpers/process.js';
@@ -211,6 +212,18 @@ describe('the omie connector', () => {
     } finally {
       await stores.close();
     }
+  });
+
+  test('in the config file: the day-ahead schedule at noon Brussels time, a misspelt setting refused', () => {
+    const [source] = parseSources({ 'omie-pt': { type: 'omie', zone: 'PT', file: 'marginalpdbc' } }, {});
+    assert.deepEqual(source?.schedule, [
+      { cron: '*/10 12-15 * * *', zone: 'Europe/Brussels', untilTomorrowComplete: true },
+      { cron: '0 * * * *', zone: 'Europe/Brussels' },
+    ]);
+    assert.throws(
+      () => parseSources({ 'omie-pt': { type: 'omie', zone: 'PT', files: 'report' } }, {}),
+      /sources\.omie-pt\.files.*is not a setting of omie sources/,
+    );
   });
 
   test('settings name the bad field; zones carry their EIC codes', () => {
