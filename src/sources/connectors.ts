@@ -7,6 +7,8 @@ import { ecb } from './ecb/connector.js';
 import { energidataservice } from './energidataservice/connector.js';
 import { energycharts } from './energycharts/connector.js';
 import { entsoe } from './entsoe/connector.js';
+import { octopus } from './octopus/connector.js';
+import { omie } from './omie/connector.js';
 import {
   type ConnectorType,
   type SourceConnector,
@@ -22,6 +24,8 @@ export const CONNECTOR_TYPES: Readonly<Record<string, ConnectorType<any>>> = {
   energidataservice,
   energycharts,
   awattar,
+  octopus,
+  omie,
 };
 
 /**

@@ -29,7 +29,7 @@ export class FakeUpstream {
   private server: Server | undefined;
   private origin = '';
 
-  /** Answers `path` with `answer` from now on. */
+  /** Answers `path` with `answer` from now on; a path with a query string answers that query only. */
   answer(path: string, answer: FakeAnswer): this {
     this.answers.set(path, answer);
     return this;
@@ -44,7 +44,7 @@ export class FakeUpstream {
     this.server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', this.origin);
       this.requests.push(url);
-      const answer = this.answers.get(url.pathname);
+      const answer = this.answers.get(`${url.pathname}${url.search}`) ?? this.answers.get(url.pathname);
       if (answer === undefined) {
         res.writeHead(404, { 'content-type': 'text/plain' }).end(`no fixture for ${url.pathname}`);
         return;
