@@ -9,6 +9,8 @@ import { energidataservice } from './energidataservice/connector.js';
 import { energycharts } from './energycharts/connector.js';
 import { entsoe } from './entsoe/connector.js';
 import { nordpool } from './nordpool/connector.js';
+import { octopus } from './octopus/connector.js';
+import { omie } from './omie/connector.js';
 import {
   type ConnectorType,
   type SourceConnector,
@@ -24,6 +26,8 @@ export const CONNECTOR_TYPES: Readonly<Record<string, ConnectorType<any>>> = {
   energidataservice,
   energycharts,
   awattar,
+  octopus,
+  omie,
   nordpool,
   elering,
 };

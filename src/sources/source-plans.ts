@@ -53,6 +53,22 @@ export const TYPE_PLANS: Readonly<Record<string, SourcePlan>> = {
     ],
     settings: ['zone', 'symbol', 'baseUrl', 'resolution', 'fillQuarters'],
   },
+  // OMIE runs the Iberian part of the same noon auction and publishes its files soon after.
+  omie: {
+    ...DAY_AHEAD,
+    settings: ['zone', 'file', 'symbol', 'baseUrl'],
+  },
+  // Agile Octopus publishes the next UK day (23:00 to 23:00) around 16:00 London time. A London
+  // day's last hour comes with the next day's prices, so tomorrow is never complete the day before.
+  octopus: {
+    settings: ['product', 'region', 'vat', 'paymentMethod', 'symbol', 'baseUrl'],
+    schedule: [
+      { cron: '*/15 16-17 * * *', zone: 'Europe/London' },
+      { cron: '0 */6 * * *', zone: 'Europe/London' },
+    ],
+    window: { zone: 'Europe/London', daysBack: 1, daysAhead: 1 },
+    dayAhead: false,
+  },
   // Nord Pool publishes the day-ahead results of its areas shortly after the noon auction (CET).
   nordpool: {
     ...DAY_AHEAD,

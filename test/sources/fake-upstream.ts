@@ -30,8 +30,9 @@ export class FakeUpstream {
   private origin = '';
 
   /**
-   * Answers `path` with `answer` from now on; a function answers each request by its URL (an
-   * upstream asked once per day, as Nord Pool's, answers each day with its own document).
+   * Answers `path` with `answer` from now on; a path with a query string answers that query only,
+   * and a function answers each request by its URL (an upstream asked once per day, as Nord Pool's,
+   * answers each day with its own document).
    */
   answer(path: string, answer: FakeAnswer | ((url: URL) => FakeAnswer)): this {
     this.answers.set(path, answer);
@@ -47,7 +48,7 @@ export class FakeUpstream {
     this.server = createServer((req, res) => {
       const url = new URL(req.url ?? '/', this.origin);
       this.requests.push(url);
-      const answerOf = this.answers.get(url.pathname);
+      const answerOf = this.answers.get(`${url.pathname}${url.search}`) ?? this.answers.get(url.pathname);
       const answer = typeof answerOf === 'function' ? answerOf(url) : answerOf;
       if (answer === undefined) {
         res.writeHead(404, { 'content-type': 'text/plain' }).end(`no fixture for ${url.pathname}`);

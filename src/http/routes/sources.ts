@@ -18,7 +18,10 @@ const Instant = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
 const SourceSchema = Type.Object({
   name: Type.String({ description: 'As named under `sources:` in the config file.' }),
-  type: Type.String({ description: 'The connector: entsoe, ecb, energidataservice.' }),
+  type: Type.String({
+    description:
+      'The connector type (docs/sources.md): entsoe, ecb, energidataservice, energycharts, awattar, octopus or omie.',
+  }),
   schedule: Type.Array(
     Type.Object({
       cron: Type.String(),
