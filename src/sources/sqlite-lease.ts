@@ -45,7 +45,7 @@ export function sqliteLease(
       `INSERT INTO ${TABLE} AS l (source, holder, expires_at, slot) VALUES (@source, @holder, @expires, @slot)
      ON CONFLICT (source) DO UPDATE
        SET holder = excluded.holder, expires_at = excluded.expires_at, slot = coalesce(excluded.slot, l.slot)
-     WHERE (l.holder = excluded.holder OR l.expires_at < @now)
+     WHERE (l.holder = excluded.holder OR l.expires_at <= @now)
        AND (excluded.slot IS NULL OR l.slot IS NULL OR l.slot < excluded.slot
             OR (l.slot = excluded.slot AND l.holder = excluded.holder))
      RETURNING holder`,
@@ -75,6 +75,7 @@ export function sqliteLease(
       await whenFree(() => renew.run(now() + ttl, source, holder));
     },
     async release(source) {
+      // Free from this millisecond on: a claim in the same millisecond finds it expired (`<=`).
       const { renew } = await statements;
       await whenFree(() => renew.run(now(), source, holder));
     },

@@ -20,7 +20,7 @@ const SourceSchema = Type.Object({
   name: Type.String({ description: 'As named under `sources:` in the config file.' }),
   type: Type.String({
     description:
-      'The connector type (docs/sources.md): entsoe, ecb, energidataservice, energycharts, awattar, octopus or omie.',
+      'The connector type (docs/sources.md): entsoe, ecb, energidataservice, energycharts, awattar, nordpool, elering, octopus or omie.',
   }),
   schedule: Type.Array(
     Type.Object({
