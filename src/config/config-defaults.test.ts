@@ -37,6 +37,7 @@ describe('loadConfig defaults', () => {
       redisTimeoutMs: 200,
       readCacheMs: 3_600_000,
       heavyReadsInFlight: 2,
+      buildThreads: 1,
       heavyReadsPerClient: 2,
       tzData: { systemDir: '/usr/share/zoneinfo' },
       sources: [],

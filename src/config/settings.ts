@@ -228,6 +228,14 @@ export const SETTINGS = {
     meaning:
       'heavy reads (converted, tariffed, ranked or over one unit, not in the answer cache) the instance builds at once; the others wait their turn, client after client (docs/using-the-api.md "Rate limits")',
   }),
+  buildThreads: withDefault({
+    env: 'PRICEPOINT_BUILD_THREADS',
+    kind: integer(0, 16),
+    // One thread takes the heavy work off the event loop; more only help with cores to spare.
+    default: 1,
+    meaning:
+      'worker threads that build heavy reads, so the event loop only admits, counts and sends them and light requests never wait behind one; 0 builds them on the event loop (docs/using-the-api.md "Heavy reads in flight")',
+  }),
   heavyReadsPerClient: withDefault({
     env: 'PRICEPOINT_HEAVY_READS_PER_CLIENT',
     kind: integer(1, 64),

@@ -29,6 +29,7 @@ import { createKeyGuard } from './key-guard.js';
 import type { Metrics } from './metrics.js';
 import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
 import { foldEnumCase } from './read-query.js';
+import type { DayBuilder } from './render/day-content.js';
 import { requestId } from './request-id.js';
 import { createRequestRecorder } from './request-recorder.js';
 import { commonHeaders, EXPOSED_HEADERS } from './response-headers.js';
@@ -68,6 +69,8 @@ export interface AppDeps {
   readonly connections?: Partial<Omit<ConnectionLimits, 'perAddress' | 'unsentBytesPerAddress'>>;
   /** Heartbeats and open streams per key of `GET /api/v1/events` (tests shorten the heartbeat). */
   readonly eventStreams?: EventStreamOptions;
+  /** Where heavy reads are built (../server/build-threads.ts); absent, on the event loop. */
+  readonly buildHeavy?: DayBuilder;
 }
 
 /** Bytes of finished answers kept per process: a few thousand days of every development series. */
@@ -241,6 +244,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     freshMs: config.readCacheMs,
     clock,
     heavyReads,
+    ...(deps.buildHeavy && { buildHeavy: deps.buildHeavy }),
   });
   cheapestRoutes(app, { prices: services.prices, keyGuard, answers, freshMs: config.readCacheMs, clock });
   priceWriteRoutes(app, {

@@ -10,11 +10,11 @@ import { createMetrics } from '../http/metrics.js';
 import { createAuthenticator } from '../services/authenticator.js';
 import { createImportService } from '../services/import-service.js';
 import { createKeyService } from '../services/key-service.js';
-import { createPriceService } from '../services/price-service.js';
+import { createPriceService, type PriceService } from '../services/price-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
 import { createSeriesService } from '../services/series-service.js';
 import { guardStores, type StoreName } from '../stores/guard.js';
-import type { Stores } from '../stores/types.js';
+import type { PriceStore, Stores } from '../stores/types.js';
 import { openStores, type StoreHooks } from './open-stores.js';
 import type { Services } from './services.js';
 
@@ -51,16 +51,21 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
     }),
     keys: createKeyService({ keys: stores.keys, tiers: config.tiers, keySecret: config.keySecret, clock }),
     limiter: createRateLimiter({ store: stores.rateLimits, tiers: config.tiers, clock }),
-    prices: createPriceService({
-      prices: stores.prices,
-      clock,
-      cache: { freshMs: config.readCacheMs, staleMs: 15 * 60_000, now: () => performance.now() },
-      fx: config.fx,
-      tariffs: config.tariffs,
-    }),
+    prices: priceServiceOf(config, stores.prices, clock),
     imports: createImportService({ prices: stores.prices }),
     series: createSeriesService({ prices: stores.prices }),
   };
+}
+
+/** The price service over `prices`, as the server and its build threads (./build-thread.ts) read. */
+export function priceServiceOf(config: Config, prices: PriceStore, clock: () => number): PriceService {
+  return createPriceService({
+    prices,
+    clock,
+    cache: { freshMs: config.readCacheMs, staleMs: 15 * 60_000, now: () => performance.now() },
+    fx: config.fx,
+    tariffs: config.tariffs,
+  });
 }
 
 export type { Services } from './services.js';

@@ -14,6 +14,7 @@ import { warnAboutOffGridPoints } from '../services/grid-check.js';
 import { openSources } from '../sources/sources.js';
 import type { Stores } from '../stores/types.js';
 import { startDeliveries } from '../webhooks/start.js';
+import { startBuildThreads } from './build-threads.js';
 import { composeApp } from './compose.js';
 import { batchedDestination } from './log-destination.js';
 import { openStores } from './open-stores.js';
@@ -92,12 +93,26 @@ export async function startServer(config: Config): Promise<Running> {
     logStream.close();
     throw error;
   });
+  // Heavy reads are built off the event loop (./build-threads.ts), over the same database.
+  const threads =
+    config.buildThreads > 0
+      ? startBuildThreads(config, config.buildThreads, {
+          onThreadError: (error) => app?.log.error({ err: error }, 'a build thread failed'),
+          onStoreError: (message) => {
+            metrics.storeErrors.inc({ store: 'prices' });
+            app?.log.error({ err: { message } }, 'a store operation failed in a build thread');
+          },
+        })
+      : undefined;
+  if (threads)
+    stores.notices.subscribe((notice) => notice.kind === 'prices' && threads.forget(notice.symbols));
   const composed = await composeApp(config, {
     stores,
     metrics,
     logStream,
     sources,
     ...(tls && { https: tls }),
+    ...(threads && { buildHeavy: threads.build }),
   });
   app = composed.app;
   const timers: NodeJS.Timeout[] = [];
@@ -107,6 +122,7 @@ export async function startServer(config: Config): Promise<Running> {
     } catch (error) {
       await app.close();
       await sources.close();
+      await threads?.close();
       await stores.close();
       logStream.close();
       throw error;
@@ -129,6 +145,7 @@ export async function startServer(config: Config): Promise<Running> {
     for (const timer of timers) clearInterval(timer);
     await app.close();
     await sources.close();
+    await threads?.close();
     await stores.close();
     logStream.close();
     throw listenError(error, config);
@@ -163,6 +180,7 @@ export async function startServer(config: Config): Promise<Running> {
       await offGridScanned;
       await deliveries?.stop();
       await sources.close();
+      await threads?.close();
       await stores.close();
       logStream.close();
     })();

@@ -7,7 +7,7 @@
  */
 import { ApiError } from '../domain/errors/api-error.js';
 import { CircuitOpenError } from './circuit-breaker.js';
-import type { Stores } from './types.js';
+import type { PriceStore, Stores } from './types.js';
 
 export type StoreName = 'prices' | 'keys' | 'webhooks';
 
@@ -79,4 +79,12 @@ export function guardStores(stores: Stores, onError: (store: StoreName, error: u
     ...(stores.webhooks && { webhooks: guard(stores.webhooks, 'webhooks', onError) }),
     close: () => stores.close(),
   };
+}
+
+/** The price store alone, guarded the same way (a build thread reads only prices). */
+export function guardPrices(
+  prices: PriceStore,
+  onError: (store: StoreName, error: unknown) => void,
+): PriceStore {
+  return guard(prices, 'prices', onError);
 }

@@ -9,18 +9,16 @@ import { ApiError } from '../../domain/errors/api-error.js';
 import type { Tier } from '../../domain/limits/tiers.js';
 import { addressGroup } from '../../domain/net/client-address.js';
 import { isCalendarDate, missingDate } from '../../domain/time/days.js';
-import type { DayAnswer, DayName, DayPlan, DayQuery, PriceService } from '../../services/price-service.js';
+import type { DayName, DayPlan, DayQuery, PriceService } from '../../services/price-service.js';
 import { LEVELS } from '../../services/ranking.js';
-import { INTERVALS_PER_TURN, nextTurn } from '../../services/served-days.js';
-import { type AnswerCache, type AnswerContent, answerKey } from '../answer-cache.js';
-import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
+import { type AnswerCache, answerKey } from '../answer-cache.js';
+import { sendAnswer } from '../caching.js';
 import type { HeavyReads } from '../heavy-reads.js';
 import type { KeyGuard } from '../key-guard.js';
 import {
   answerFormat,
   ConversionFields,
   IncludeField,
-  parseInclude,
   parseReadQuery,
   ReadHeadersSchema,
   ReadQueryFields,
@@ -28,7 +26,7 @@ import {
   stringEnum,
   TariffField,
 } from '../read-query.js';
-import { renderDayCsv, renderDayJson, renderSeriesDaysJson } from '../render/day-answer.js';
+import { buildOnLoop, type DayBuilder, dayContent } from '../render/day-content.js';
 import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 
 const FxSchema = Type.Object(
@@ -225,60 +223,6 @@ export function parseDayName(value: string, parameter: string, where = 'paramete
   );
 }
 
-/**
- * The answer's bytes, validators and lifetime, for the answer cache. A long range is written in
- * turns, and tagged and encoded in turns of their own (3 MB for a year of quarter hours: a few
- * milliseconds each), so other requests are answered in between.
- */
-async function content(
-  answer: DayAnswer,
-  format: 'json' | 'csv',
-  until: number,
-  route: string,
-  query: { include?: string; currency?: string; tariff?: string },
-): Promise<AnswerContent> {
-  let intervals = 0;
-  for (const s of answer.series) intervals += s.prices.length;
-  const pause = intervals > INTERVALS_PER_TURN ? nextTurn : () => undefined;
-  const seriesJson = format === 'json' ? await renderSeriesDaysJson(answer.series) : '';
-  const text =
-    format === 'csv' ? await renderDayCsv(answer, csvOptions(query)) : renderDayJson(answer, seriesJson);
-  await pause();
-  // generatedAt is left out of the tag: the same content built again keeps its ETag.
-  const etag = entityTag(format, format === 'csv' ? text : seriesJson);
-  await pause();
-  return {
-    etag,
-    maxAge: answer.settled ? LONG_MAX_AGE : SHORT_MAX_AGE,
-    type: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
-    ...(format === 'csv' && {
-      disposition: csvAttachment(
-        'prices',
-        answer.series.map((s) => s.date),
-      ),
-    }),
-    body: Buffer.from(text),
-    // A converted answer also changes with its FX series (a rate published or corrected).
-    tags: [...answer.series.map((s) => s.symbol), ...(answer.fxSymbols ?? [])],
-    validUntil: Math.min(answer.changesAt, until),
-    route,
-  };
-}
-
-/**
- * The CSV columns a query asks for: today's clients see the columns they know, others only when
- * asked (docs/api.md). A tariff converts, so it also names the rates.
- */
-function csvOptions(query: { include?: string; currency?: string; tariff?: string }) {
-  const include = parseInclude(query.include);
-  return {
-    provenance: include.has('provenance'),
-    fx: query.currency !== undefined || query.tariff !== undefined,
-    tariff: query.tariff !== undefined,
-    rank: include.has('rank'),
-  };
-}
-
 const routeOf = (request: FastifyRequest) => request.routeOptions.url ?? 'unmatched';
 
 /**
@@ -312,11 +256,18 @@ export interface PriceRouteDeps {
   readonly clock: () => number;
   /** The heavy reads each client has built at once (../heavy-reads.ts). */
   readonly heavyReads: HeavyReads;
+  /**
+   * Where heavy reads are built: build threads (../../server/build-threads.ts), so the event loop
+   * only admits, counts and sends; absent, on the event loop like every other read.
+   */
+  readonly buildHeavy?: DayBuilder;
 }
 
 export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const read = deps.keyGuard();
+  const buildLight = buildOnLoop(deps.prices);
+  const buildHeavy = deps.buildHeavy ?? buildLight;
 
   /**
    * A key guard that counts a request for days by its weight (docs/using-the-api.md "Rate limits"), planned from
@@ -362,18 +313,23 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
     if (answer === undefined) {
       const chosen = answerFormat(request, format);
       const planned = await plan(tier, parseReadQuery(query));
-      const build = async () => {
+      const job = {
+        plan: planned,
+        format: chosen,
+        until: deps.freshMs > 0 ? now + deps.freshMs : now,
+        route: routeOf(request),
+        csv: { include: query.include, currency: query.currency, tariff: query.tariff },
+      };
+      const build = async (builder: DayBuilder) => {
         // A read that waited its turn may find the answer kept meanwhile by the same request.
         const done = deps.answers.get(key, deps.clock());
         if (done !== undefined) return done;
-        const built = await deps.prices.read(planned);
-        const until = deps.freshMs > 0 ? now + deps.freshMs : now;
-        const kept = planned.weight === 1 ? key : undefined;
-        const body = await content(built, chosen, until, routeOf(request), query);
-        return deps.answers.keep(kept, body, now);
+        return deps.answers.keep(planned.weight === 1 ? key : undefined, await builder(job), now);
       };
       const [client, who] = clientOf(request);
-      answer = isHeavy(planned) ? await deps.heavyReads.run(client, build, who) : await build();
+      answer = isHeavy(planned)
+        ? await deps.heavyReads.run(client, () => build(buildHeavy), who)
+        : await build(buildLight);
     }
     return sendAnswer(request, reply, deps.answers, answer);
   }
@@ -428,7 +384,12 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         deps.answers,
         deps.answers.keep(
           undefined,
-          await content(answer, format, now, routeOf(request), request.query),
+          await dayContent(answer, {
+            format,
+            until: now,
+            route: routeOf(request),
+            csv: request.query,
+          }),
           now,
         ),
       );
