@@ -3,6 +3,7 @@
  * its own connection to the server's database, with the same price service and renderer as the
  * event loop, and hands back their bytes.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config/config.js';
 import { ApiError } from '../domain/errors/api-error.js';
@@ -56,6 +57,9 @@ export function threadError(error: unknown): ThreadError {
   return { message: error instanceof Error ? error.message : String(error) };
 }
 
+/** How much lower than the event loop a build thread runs (0 to 19; docs/using-the-api.md). */
+const THREAD_NICE = 10;
+
 async function run(port: NonNullable<typeof parentPort>, config: Config): Promise<void> {
   const send = (message: FromThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
   // Messages that arrive while the database opens wait for it, in order.
@@ -63,6 +67,10 @@ async function run(port: NonNullable<typeof parentPort>, config: Config): Promis
   let handle = (message: ToThread) => void early.push(message);
   port.on('message', (message: ToThread) => handle(message));
 
+  // On Linux a nice value belongs to a thread (setpriority(2) with 0 is the calling thread): this one
+  // yields the CPU to the event loop, so a light request is answered first on a busy machine.
+  // Elsewhere it would lower the whole process, so it is left alone there.
+  if (process.platform === 'linux') setPriority(THREAD_NICE);
   useTzSource(config.tzData);
   const data = config.databaseUrl
     ? await openPostgresStores(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs })
