@@ -30,7 +30,7 @@ import { daySum, type Ranked, REFERENCE_DAYS, rankDaysAfter } from './ranking.js
 import { createReadCache, type ReadCacheOptions } from './read-cache.js';
 import { readWeightOf } from './read-weight.js';
 import { createReferenceSums } from './reference-sums.js';
-import { coverageOf, type SeriesView } from './series-service.js';
+import type { SeriesView } from './series-service.js';
 import { nextTurn, readServedDays, type SeriesDay, servedPoint } from './served-days.js';
 import { type TariffedPoint, type Tariffs, tariffConversion, tariffNamed, withTariff } from './tariffs.js';
 
@@ -530,17 +530,19 @@ export function createPriceService({
       const selected = await selectSeries(tier, query.symbols);
       return Promise.all(
         selected.map(async (s) => {
-          const coverage = await coverageOf(prices, s, query.tz ?? s.timezone);
-          const own = coverage === null ? null : await coverageOf(prices, s);
-          const last =
-            own === null
-              ? undefined
-              : (await recordedDays(prices, s, s.timezone, own.last, own.last)).get(own.last);
-          const found = terms(last?.source ?? null);
+          const span = await prices.coverage(s.symbol);
+          const zone = query.tz ?? s.timezone;
+          const coverage = span && { first: localDate(span.first, zone), last: localDate(span.last, zone) };
+          // The terms of the source that wrote the last day, in the series' own zone (docs/decisions.md).
+          const last = span && localDate(span.last, s.timezone);
+          const recorded = last
+            ? (await recordedDays(prices, s, s.timezone, last, last)).get(last)
+            : undefined;
+          const found = terms(recorded?.source ?? null);
           return {
             ...s,
             resolution: servedResolution(s.resolution, query.resolution),
-            coverage,
+            coverage: coverage ?? null,
             license: found?.license ?? null,
             attribution: found?.attribution ?? null,
           };
