@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CONNECTOR_TYPES, createConnector } from '../../src/sources/connectors.js';
 import { BIDDING_ZONES } from '../../src/sources/entsoe/zones.js';
-import { termsOfSource } from '../../src/sources/source-terms.js';
+import { sourceTermsLookup, termsOfSource } from '../../src/sources/source-terms.js';
 import { SourceSettingsError } from '../../src/sources/types.js';
 import { namesOf } from '../../src/sources/zone-finder.js';
 
@@ -81,6 +81,24 @@ describe('what connector types declare', () => {
     );
     assert.equal(termsOfSource('energidataservice', { area: 'DK1' })?.license, 'CC-BY-4.0');
     assert.equal(termsOfSource('nope', {}), undefined);
+  });
+
+  test("a day's source name finds its terms: a configured source's, a type's, none for imports", () => {
+    const terms = sourceTermsLookup([
+      { name: 'ec-no1', type: 'energycharts', settings: { zone: 'NO1' } },
+      { name: 'ec-de', type: 'energycharts', settings: { zone: 'DE-LU' } },
+    ]);
+    assert.match(terms('ec-no1')?.license ?? '', /private and internal use only/);
+    assert.deepEqual(terms('ec-de'), {
+      license: 'CC-BY-4.0',
+      attribution: 'CC BY 4.0 (creativecommons.org/licenses/by/4.0) from Bundesnetzagentur | SMARD.de',
+    });
+    assert.equal(
+      terms('entsoe')?.attribution,
+      'Source: ENTSO-E Transparency Platform',
+      'a run given no name',
+    );
+    for (const name of ['import', 'gone-source', null]) assert.equal(terms(name), undefined, String(name));
   });
 
   test('every type but the FX rates lists the zones it fills, each name belonging to one zone', () => {
