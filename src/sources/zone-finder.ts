@@ -44,7 +44,10 @@ export function findZones(
   return found;
 }
 
-/** Every name a zone is known by, upper-cased: its own, its EIC code and its aliases. */
+/**
+ * Every name a zone is known by, upper-cased: its own, its EIC code and its aliases.
+ * @example namesOf({ zone: 'NO1', eic: '10YNO-1--------2', aliases: ['Oslo'] }) // ['NO1', '10YNO-1--------2', 'OSLO']
+ */
 export function namesOf(zone: ConnectorZone): string[] {
   return [zone.zone, ...(zone.eic === undefined ? [] : [zone.eic]), ...zone.aliases].map((n) =>
     n.toUpperCase(),

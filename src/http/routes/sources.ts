@@ -79,7 +79,10 @@ const SourceSchema = Type.Object({
     description:
       'The least time from one run to a manual run after it (minSpacingSeconds in the config file).',
   }),
-  terms: Type.Union([TermsSchema, Type.Null()]),
+  terms: Type.Union([TermsSchema, Type.Null()], {
+    description:
+      'The upstream\'s terms for what this source fetches (docs/sources.md "Terms of each upstream"); null only for a type this server does not ship.',
+  }),
 });
 
 const SourceListSchema = Type.Object({ sources: Type.Array(SourceSchema) });
