@@ -1,17 +1,20 @@
 /**
- * `pricepoint sources list|status|run NAME [--from DATE --to DATE]` (docs/sources.md): the sources
- * of the config file, what they did last, and a run now through the same runner and lease as the
- * server, so a run never overlaps one an instance is doing. Settings print as written: a secret
- * prints as the name of its environment variable.
+ * `pricepoint sources list|status|zones|run NAME [--from DATE --to DATE]` (docs/sources.md): the
+ * sources of the config file with their upstream's terms, what they did last, the zones their types
+ * can fill, and a run now through the same runner and lease as the server, so a run never overlaps
+ * one an instance is doing. Settings print as written: a secret prints as the name of its
+ * environment variable.
  */
 import { type Command, Option } from 'commander';
 import type { Config } from '../config/config.js';
 import { printable, printableJson } from '../domain/text/plain-text.js';
 import { withServices } from '../server/compose.js';
 import { plannedScheduler } from '../sources/scheduler.js';
+import { termsOfSource } from '../sources/source-terms.js';
 import { backfillWindow, runView, type SourceView, sourceView } from '../sources/source-view.js';
 import { openSources, type Sources } from '../sources/sources.js';
-import type { SourceWindow } from '../sources/types.js';
+import type { SourceWindow, UpstreamTerms } from '../sources/types.js';
+import { findZones } from '../sources/zone-finder.js';
 import { CliError } from './cli-error.js';
 
 export interface SourceCommandsDeps {
@@ -39,6 +42,10 @@ async function withSources<T>(config: Config, run: (sources: Sources) => Promise
 
 const when = (at: string | null) => at ?? 'never';
 
+/** The terms in one line: licence, the credit asked for, where they are published. */
+const termsLine = (terms: UpstreamTerms | null) =>
+  terms === null ? 'unknown' : `${terms.license}; credit: ${terms.attribution}; ${terms.termsUrl}`;
+
 function statusLines(s: SourceView): string {
   const lines = [
     `${s.name} (${s.type})`,
@@ -51,6 +58,7 @@ function statusLines(s: SourceView): string {
       ? []
       : [`  retry after   ${s.retryAfterUntil} (the upstream asked to wait)`]),
     ...(s.lastSkipped === null ? [] : [`  last skipped  ${s.lastSkipped.at}: ${s.lastSkipped.message}`]),
+    `  terms         ${termsLine(s.terms)}`,
   ];
   return lines.map(printable).join('\n');
 }
@@ -70,19 +78,41 @@ export function registerSourceCommands(program: Command, { print, config }: Sour
         type,
         schedule,
         settings,
+        terms: termsOfSource(type, settings) ?? null,
       }));
       if (opts.json) return print(printableJson(list));
       print(
         list.length
           ? list
               .map((s) =>
-                [s.name, s.type, s.schedule.map((e) => `${e.cron} ${e.zone}`).join('; ')]
+                [s.name, s.type, s.schedule.map((e) => `${e.cron} ${e.zone}`).join('; '), termsLine(s.terms)]
                   .map(printable)
                   .join('\t'),
               )
               .join('\n')
           : 'no sources: add them under sources: in the config file (docs/sources.md)',
       );
+    });
+
+  sources
+    .command('zones')
+    .description('the zones the types of the sources can fill, with EIC codes and aliases')
+    .option('--all', 'every connector type, not only those of the configured sources')
+    .option('--q <name>', 'only the zone with this name, alias or EIC code (any letter case)')
+    .addOption(json())
+    .action((opts: { all?: boolean; q?: string; json?: boolean }) => {
+      if (opts.q !== undefined && opts.q.trim() === '') {
+        throw new CliError('invalid_option', '--q: name a zone');
+      }
+      const types = findZones(config().sources, {
+        all: opts.all === true,
+        ...(opts.q !== undefined && { q: opts.q }),
+      });
+      if (opts.json) return print(printableJson(types));
+      const lines = types.flatMap((t) =>
+        t.zones.map((z) => [t.type, z.zone, z.eic ?? '', z.aliases.join(', ')].map(printable).join('\t')),
+      );
+      print(lines.length ? lines.join('\n') : 'no zones: none of that name, or no sources (try --all)');
     });
 
   sources

@@ -255,7 +255,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   seriesRoutes(app, { prices: services.prices, keyGuard });
   tariffRoutes(app, { tariffs: config.tariffs, keyGuard });
   seriesAdminRoutes(app, { series: services.series, keyGuard });
-  sourceRoutes(app, { sources: deps.sources, keyGuard });
+  sourceRoutes(app, { sources: deps.sources, configured: config.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
   if (stores.webhooks) {
     const send = sendOptionsOf(config);

@@ -150,6 +150,23 @@ export const SeriesMetaFields = {
 };
 
 /**
+ * The licence and attribution of the upstream a source fetched the data from (docs/sources.md
+ * "Terms of each upstream"); null for data no source wrote (uploads, imports), docs/decisions.md.
+ */
+export const TermsFields = {
+  license: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The licence of the upstream the source fetched from: an SPDX id (CC-BY-4.0) or the name of its terms, "not stated" where it states none; null for imported or uploaded data.',
+    examples: ['CC-BY-4.0'],
+  }),
+  attribution: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The credit that upstream asks for beside its data, to show wherever the data is shown ("not stated" where it asks none); null for imported or uploaded data.',
+    examples: ['Source: Energinet (www.energidataservice.dk)'],
+  }),
+};
+
+/**
  * Parses `symbols`, `tz`, `resolution`, `currency`, `unit`, `tariff` and `include` into a service
  * query, naming the parameter that is wrong.
  */

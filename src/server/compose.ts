@@ -13,6 +13,7 @@ import { createKeyService } from '../services/key-service.js';
 import { createPriceService, type PriceService } from '../services/price-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
 import { createSeriesService } from '../services/series-service.js';
+import { sourceTermsLookup } from '../sources/source-terms.js';
 import { guardStores, type StoreName } from '../stores/guard.js';
 import type { PriceStore, Stores } from '../stores/types.js';
 import { openStores, type StoreHooks } from './open-stores.js';
@@ -65,6 +66,7 @@ export function priceServiceOf(config: Config, prices: PriceStore, clock: () => 
     cache: { freshMs: config.readCacheMs, staleMs: 15 * 60_000, now: () => performance.now() },
     fx: config.fx,
     tariffs: config.tariffs,
+    terms: sourceTermsLookup(config.sources),
   });
 }
 

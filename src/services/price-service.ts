@@ -17,6 +17,7 @@ import {
   type Resolution,
 } from '../domain/time/days.js';
 import { firstGridCut, type GridCut } from '../domain/time/grid-cut.js';
+import type { DataTerms } from '../sources/source-terms.js';
 import type { DayProvenance, PriceStore, Series } from '../stores/types.js';
 import {
   checkConversion,
@@ -29,7 +30,7 @@ import { daySum, type Ranked, REFERENCE_DAYS, rankDaysAfter } from './ranking.js
 import { createReadCache, type ReadCacheOptions } from './read-cache.js';
 import { readWeightOf } from './read-weight.js';
 import { createReferenceSums } from './reference-sums.js';
-import { coverageOf, type SeriesView } from './series-service.js';
+import type { SeriesView } from './series-service.js';
 import { nextTurn, readServedDays, type SeriesDay, servedPoint } from './served-days.js';
 import { type TariffedPoint, type Tariffs, tariffConversion, tariffNamed, withTariff } from './tariffs.js';
 
@@ -48,6 +49,12 @@ export interface AnsweredDay extends SeriesDay {
   readonly complete: boolean;
   /** The source that wrote the day (the first such day read in another zone); `null` when unknown. */
   readonly source: string | null;
+  /**
+   * The licence and attribution of the upstream `source` fetched from (docs/sources.md "Terms of
+   * each upstream"); `null` for imported data and days no source is recorded for.
+   */
+  readonly license: string | null;
+  readonly attribution: string | null;
   /** Converted into another currency: the rate of the first interval; `null` when none had a rate. */
   readonly fx?: FxUsed | null;
   /** Converted, with intervals left out for want of a rate: how many, and why. */
@@ -89,6 +96,15 @@ export interface DayQuery {
   readonly tariff?: string;
   /** Each interval's rank in its day and level against the days before (docs/tariffs.md). */
   readonly rank?: boolean;
+}
+
+/**
+ * A catalogue entry: a series with its coverage, and the licence and attribution of the source that
+ * wrote its last day (`null` for imported data, docs/decisions.md).
+ */
+export interface CatalogueEntry extends SeriesView {
+  readonly license: string | null;
+  readonly attribution: string | null;
 }
 
 /** A day named relative to each series' today (`offset`) or by its date. */
@@ -134,12 +150,21 @@ export interface PriceServiceDeps {
   readonly fx?: FxPairs;
   /** The tariffs by name (`tariffs:` in the config file). */
   readonly tariffs?: Tariffs;
+  /** The licence and attribution of the data a source wrote, by the source's name (src/sources/source-terms.ts). */
+  readonly terms?: (source: string | null) => DataTerms | undefined;
 }
 
 /** The tag of the series list in the read cache: every change of any series drops it. */
 const ALL_SERIES = '*';
 
-export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {} }: PriceServiceDeps) {
+export function createPriceService({
+  prices,
+  clock,
+  cache,
+  fx = {},
+  tariffs = {},
+  terms = () => undefined,
+}: PriceServiceDeps) {
   const cacheOptions = {
     freshMs: 0,
     staleMs: 0,
@@ -223,7 +248,7 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
         readServedDays(prices, series, from, to, zone, served),
         recordedDays(prices, series, zone, from, to),
       ]);
-      return withProvenance(series, zone, days, recorded);
+      return withProvenance(series, zone, days, recorded, terms);
     };
     // Long ranges are read as they come: a year of quarter hours per entry would crowd out the days.
     if (daysBetween(from, to) >= 7) return read();
@@ -452,13 +477,14 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
               : dayBounds(addDays(today, -tier.historyDays), zone).start;
           const last = await prices.latestPrice(s.symbol, now, oldest);
           if (last === undefined) {
-            return { ...s, resolution: served, date: today, complete: false, source: null, prices: [] };
+            return { ...s, resolution: served, date: today, ...NO_PROVENANCE, prices: [] };
           }
           const date = localDate(last.start, zone);
           checkCoarseGrid([{ series: s, zone, date, to: date }], query);
           if (served === s.resolution) {
             const point = { ...s, date, prices: [servedPoint(s, zone, last)] };
-            const [day] = withProvenance(s, zone, [point], await recordedDays(prices, s, zone, date, date));
+            const recorded = await recordedDays(prices, s, zone, date, date);
+            const [day] = withProvenance(s, zone, [point], recorded, terms);
             return day as AnsweredDay;
           }
           // The coarser interval holding the last point: the mean of every point of it.
@@ -472,6 +498,8 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
             date,
             complete: day?.complete ?? false,
             source: day?.source ?? null,
+            license: day?.license ?? null,
+            attribution: day?.attribution ?? null,
             prices: holding,
           };
         }),
@@ -498,14 +526,27 @@ export function createPriceService({ prices, clock, cache, fx = {}, tariffs = {}
      * and last price in the zone they are read in.
      * @example await service.catalogue(tier, { symbols: ['NO1'] })
      */
-    async catalogue(tier: Tier, query: DayQuery): Promise<SeriesView[]> {
+    async catalogue(tier: Tier, query: DayQuery): Promise<CatalogueEntry[]> {
       const selected = await selectSeries(tier, query.symbols);
       return Promise.all(
-        selected.map(async (s) => ({
-          ...s,
-          resolution: servedResolution(s.resolution, query.resolution),
-          coverage: await coverageOf(prices, s, query.tz ?? s.timezone),
-        })),
+        selected.map(async (s) => {
+          const span = await prices.coverage(s.symbol);
+          const zone = query.tz ?? s.timezone;
+          const coverage = span && { first: localDate(span.first, zone), last: localDate(span.last, zone) };
+          // The terms of the source that wrote the last day, in the series' own zone (docs/decisions.md).
+          const last = span && localDate(span.last, s.timezone);
+          const recorded = last
+            ? (await recordedDays(prices, s, s.timezone, last, last)).get(last)
+            : undefined;
+          const found = terms(recorded?.source ?? null);
+          return {
+            ...s,
+            resolution: servedResolution(s.resolution, query.resolution),
+            coverage: coverage ?? null,
+            license: found?.license ?? null,
+            attribution: found?.attribution ?? null,
+          };
+        }),
       );
     },
   };
@@ -555,12 +596,19 @@ async function recordedDays(
   return recorded;
 }
 
-/** `days` (consecutive, of one series, read in `zone`) with what `recordedDays` found of them. */
+/** What a day nothing is recorded of answers for its provenance and terms. */
+const NO_PROVENANCE = { complete: false, source: null, license: null, attribution: null } as const;
+
+/**
+ * `days` (consecutive, of one series, read in `zone`) with what `recordedDays` found of them, and
+ * the terms of the source that wrote each.
+ */
 function withProvenance(
   series: Series,
   zone: string,
   days: readonly SeriesDay[],
   recorded: ReadonlyMap<CalendarDate, DayProvenance>,
+  terms: (source: string | null) => DataTerms | undefined,
 ): AnsweredDay[] {
   return days.map((day) => {
     const [from, to] = ownDates(series, zone, day.date);
@@ -571,7 +619,14 @@ function withProvenance(
       complete &&= found?.complete === true;
       source ??= found?.source ?? null;
     }
-    return { ...day, complete, source };
+    const found = terms(source);
+    return {
+      ...day,
+      complete,
+      source,
+      license: found?.license ?? null,
+      attribution: found?.attribution ?? null,
+    };
   });
 }
 

@@ -6,7 +6,8 @@
 import { dayBounds, isCalendarDate } from '../domain/time/days.js';
 import { lastRunWords } from './run-spacing.js';
 import type { RunOutcome, SourceStatus } from './source-runner.js';
-import type { SourceWindow } from './types.js';
+import { termsOfSource } from './source-terms.js';
+import type { SourceWindow, UpstreamTerms } from './types.js';
 
 export interface SourceView {
   readonly name: string;
@@ -29,6 +30,8 @@ export interface SourceView {
   /** The last scheduled run that did not ask the upstream, and why. */
   readonly lastSkipped: { readonly at: string; readonly message: string } | null;
   readonly minSpacingSeconds: number;
+  /** The upstream's terms for what this source fetches (docs/sources.md "Terms of each upstream"). */
+  readonly terms: UpstreamTerms | null;
 }
 
 const iso = (at: number | undefined) => (at === undefined ? null : new Date(at).toISOString());
@@ -57,6 +60,7 @@ export function sourceView(status: SourceStatus): SourceView {
       ? { at: iso(status.lastSkipped.at) ?? '', message: status.lastSkipped.message }
       : null,
     minSpacingSeconds: status.minSpacingMs / 1000,
+    terms: termsOfSource(status.type, status.settings) ?? null,
   };
 }
 

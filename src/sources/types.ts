@@ -92,9 +92,20 @@ export interface ConnectorType<Settings> {
   readonly type: string;
   /** The real public endpoint, used when the settings name no `baseUrl`. */
   readonly defaultBaseUrl: string;
-  /** The upstream's terms, as docs/sources.md lists them per type; not yet stated by every type. */
-  readonly terms?: UpstreamTerms;
-  /** The zones the type can fill; absent for a type that fills no bidding zone (FX rates). */
+  /**
+   * The upstream's terms, as docs/sources.md "Terms of each upstream" lists them. Where the upstream
+   * does not state a licence, an attribution or its word on redistribution, the field says `not stated`.
+   */
+  readonly terms: UpstreamTerms;
+  /**
+   * The terms of the data one configured source fetches, where they depend on its settings
+   * (Energy-Charts licenses some zones only); `terms` otherwise.
+   */
+  termsFor?(settings: Readonly<Record<string, unknown>>): UpstreamTerms;
+  /**
+   * Every zone the type's `create` accepts, by each name it accepts (test/sources/connector-zones.test.ts
+   * holds the two to each other); absent only for a type that fills no bidding zone (`ecb`'s FX rates).
+   */
   readonly zones?: readonly ConnectorZone[];
   /** Throws `SourceSettingsError` naming the bad field. */
   create(settings: Settings, upstream?: UpstreamOptions): SourceConnector;

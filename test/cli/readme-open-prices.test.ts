@@ -86,11 +86,18 @@ describe('README: real prices without a token', () => {
           symbol: string;
           complete: boolean;
           source: string;
+          license: string | null;
+          attribution: string | null;
           prices: { start: string; price: number }[];
         }[];
       }
     ).series;
     assert.deepEqual([dk1?.symbol, dk1?.complete, dk1?.source], ['DK1', true, 'dk1']);
+    assert.deepEqual(
+      [dk1?.license, dk1?.attribution],
+      ['CC-BY-4.0', 'Source: Energinet (www.energidataservice.dk)'],
+      'the terms the README names',
+    );
     assert.ok((dk1?.prices.length ?? 0) >= 92, 'a whole day of quarter hours');
     for (const { start, price } of dk1?.prices ?? []) assert.equal(price, priceAt(Date.parse(start)), start);
   });

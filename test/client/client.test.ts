@@ -251,7 +251,10 @@ describe('the other read endpoints', () => {
     const no1 = series.find((s) => s.symbol === 'NO1');
     assert.deepEqual(no1?.coverage, { first: '2026-08-24', last: '2026-11-23' });
     const csv = await client.series({ symbols: ['NO1'], format: 'csv' });
-    assert.match(csv, /^symbol,name,kind,currency,unit,timezone,resolution,first,last\r?\nNO1,/);
+    assert.match(
+      csv,
+      /^symbol,name,kind,currency,unit,timezone,resolution,first,last,license,attribution\r?\nNO1,/,
+    );
   });
 
   test('seriesInfo: one series in any letter case, unknown is unknown_series', async () => {

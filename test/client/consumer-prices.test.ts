@@ -106,6 +106,8 @@ const SERIES_KEYS = [
   'date',
   'complete',
   'source',
+  'license',
+  'attribution',
   'tariff',
   'fx',
   'prices',

@@ -90,6 +90,7 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   { method: 'GET', url: '/api/v1/events', access: 'read', query: ['symbols'], body: 'none' },
   { method: 'GET', url: '/api/v1/sources', access: 'admin', query: [], body: 'none' },
+  { method: 'GET', url: '/api/v1/sources/zones', access: 'admin', query: [], body: 'none' },
   { method: 'POST', url: '/api/v1/sources/:name/run', access: 'admin', query: [], body: 'none' },
 ];
 

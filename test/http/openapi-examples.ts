@@ -423,6 +423,15 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
     // Sources: the harness configures none (test/sources/source-routes.test.ts runs one).
     ex('GET /api/v1/sources', 200, 'the sources', () => get('/api/v1/sources', admin)),
     ex('GET /api/v1/sources', 403, 'a key without the admin scope', () => get('/api/v1/sources', reader)),
+    ex('GET /api/v1/sources/zones', 200, 'every type, a zone by an alias', () =>
+      get('/api/v1/sources/zones?all=true&q=Oslo', admin),
+    ),
+    ex('GET /api/v1/sources/zones', 400, 'a parameter it does not take', () =>
+      get('/api/v1/sources/zones?zone=NO1', admin),
+    ),
+    ex('GET /api/v1/sources/zones', 403, 'a key without the admin scope', () =>
+      get('/api/v1/sources/zones', reader),
+    ),
     ex('POST /api/v1/sources/{name}/run', 404, 'no source of that name', () =>
       send('POST', '/api/v1/sources/nothing/run', admin),
     ),

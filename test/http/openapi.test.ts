@@ -260,6 +260,7 @@ describe('GET /api/v1/openapi.json', () => {
       'GET /api/v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
       'POST /api/v1/webhooks/{id}/deliveries/{eventId}/redeliver': 'redeliverWebhook',
       'GET /api/v1/sources': 'listSources',
+      'GET /api/v1/sources/zones': 'listSourceZones',
       'POST /api/v1/sources/{name}/run': 'runSource',
       'GET /api/v1/openapi.json': 'getOpenApiDocument',
       'GET /healthz': 'getLiveness',

@@ -2,7 +2,8 @@
  * Day answers say, per series entry, whether the day is complete and which source wrote it: in JSON
  * always, as CSV columns only with `include=provenance`, so today's CSV clients see the columns they
  * know. A series in Oslo at PT1H: 2026-10-24 written whole by the source `entsoe`, the autumn DST day
- * 2026-10-25 (25 hours) uploaded through the API with one hour missing, then completed.
+ * 2026-10-25 (25 hours) uploaded through the API with one hour missing, then completed. A day a
+ * source wrote carries its upstream's licence and attribution; an uploaded day carries null.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -15,6 +16,8 @@ interface Day {
   date: string;
   complete: boolean;
   source: string | null;
+  license: string | null;
+  attribution: string | null;
   prices: unknown[];
 }
 
@@ -77,12 +80,18 @@ describe('provenance in day answers', () => {
     const [whole] = await days('/api/v1/prices/2026-10-24?symbols=HAND');
     assert.equal(whole?.complete, true);
     assert.equal(whole?.source, 'entsoe');
+    assert.equal(whole?.license, 'ENTSO-E Transparency Platform Terms and Conditions of Use');
+    assert.equal(whole?.attribution, 'Source: ENTSO-E Transparency Platform');
     const [dst] = await days('/api/v1/prices/2026-10-25?symbols=HAND');
     assert.equal(dst?.prices.length, 24);
     assert.equal(dst?.complete, false, '24 of the 25 hours of the autumn DST day');
     assert.equal(dst?.source, 'import');
+    assert.deepEqual([dst?.license, dst?.attribution], [null, null], 'uploaded data names no terms');
     const [empty] = await days('/api/v1/prices/2026-10-20?symbols=HAND');
-    assert.deepEqual([empty?.complete, empty?.source, empty?.prices], [false, null, []]);
+    assert.deepEqual(
+      [empty?.complete, empty?.source, empty?.license, empty?.attribution, empty?.prices],
+      [false, null, null, null, []],
+    );
   });
 
   test('read in another zone, a day is complete only where the days it overlaps are', async () => {
@@ -127,5 +136,40 @@ describe('provenance in day answers', () => {
     const [dst] = await days('/api/v1/prices/2026-10-25?symbols=HAND');
     assert.equal(dst?.prices.length, 25);
     assert.equal(dst?.complete, true);
+  });
+
+  test("the catalogue names the terms of the source that wrote the last day; the latest price its day's", async () => {
+    const catalogue = async () => {
+      const answer = await get('/api/v1/series/HAND');
+      assert.equal(answer.statusCode, 200, answer.body);
+      return answer.json() as { license: string | null; attribution: string | null };
+    };
+    const uploaded = await catalogue();
+    assert.deepEqual([uploaded.license, uploaded.attribution], [null, null], 'its last day was uploaded');
+    await h.importPoints(
+      hours('2026-10-26').map((start) => ({ symbol: 'HAND', start, price: '30' })),
+      'energidataservice',
+    );
+    const fetched = await catalogue();
+    assert.deepEqual(
+      [fetched.license, fetched.attribution],
+      ['CC-BY-4.0', 'Source: Energinet (www.energidataservice.dk)'],
+    );
+    const csv = await get('/api/v1/series?symbols=HAND&format=csv');
+    const [header, row] = csv.body.split('\r\n');
+    assert.equal(header, 'symbol,name,kind,currency,unit,timezone,resolution,first,last,license,attribution');
+    assert.equal(
+      row,
+      'HAND,By hand,electricity,EUR,MWh,Europe/Oslo,PT1H,2026-10-24,2026-10-26,CC-BY-4.0,Source: Energinet (www.energidataservice.dk)',
+    );
+    const [latest] = await days('/api/v1/prices/latest?symbols=HAND');
+    assert.equal(latest?.date, '2026-10-26');
+    assert.equal(latest?.license, 'CC-BY-4.0');
+    const [older] = await days('/api/v1/prices/2026-10-24?symbols=HAND');
+    assert.equal(
+      older?.attribution,
+      'Source: ENTSO-E Transparency Platform',
+      'each day names its own source',
+    );
   });
 });

@@ -18,6 +18,8 @@ interface Day {
   date: string;
   complete: boolean;
   source: string | null;
+  license: string | null;
+  attribution: string | null;
   prices: { start: string; end: string; price: number }[];
 }
 
@@ -68,12 +70,15 @@ describe('GET /api/v1/prices/today', () => {
       'date',
       'complete',
       'source',
+      'license',
+      'attribution',
       'prices',
     ]);
     assert.equal(no1.date, '2026-11-22');
     // The development data set is written as an import, every day whole.
     assert.equal(no1.complete, true);
     assert.equal(no1.source, 'import');
+    assert.deepEqual([no1.license, no1.attribution], [null, null], 'imported: no upstream terms');
     assert.equal(no1.timezone, 'Europe/Oslo');
     assert.equal(no1.prices.length, 96);
     assert.deepEqual(Object.keys(no1.prices[0] ?? {}), ['start', 'end', 'price']);

@@ -61,6 +61,9 @@ describe('GET /api/v1/series', () => {
       timezone: 'Europe/Oslo',
       resolution: 'PT15M',
       coverage: { first: '2026-08-24', last: '2026-11-23' }, // 90 days back through tomorrow
+      // Made up here, written by no source: no upstream's terms (docs/decisions.md).
+      license: null,
+      attribution: null,
     });
     assert.equal(series.find((s) => s.symbol === 'BTC-USD')?.coverage?.last, '2026-11-22');
   });
@@ -89,9 +92,12 @@ describe('GET /api/v1/series', () => {
     const response = await get('/api/v1/series?symbols=NO1,EURUSD&format=csv');
     assert.equal(response.headers['content-type'], 'text/csv; charset=utf-8');
     const lines = response.body.trimEnd().split('\r\n');
-    assert.equal(lines[0], 'symbol,name,kind,currency,unit,timezone,resolution,first,last');
+    assert.equal(
+      lines[0],
+      'symbol,name,kind,currency,unit,timezone,resolution,first,last,license,attribution',
+    );
     assert.equal(lines.length, 3);
-    assert.match(lines[1] ?? '', /^NO1,.*,electricity,EUR,MWh,Europe\/Oslo,PT15M,2026-08-24,2026-11-23$/);
+    assert.match(lines[1] ?? '', /^NO1,.*,electricity,EUR,MWh,Europe\/Oslo,PT15M,2026-08-24,2026-11-23,,$/);
   });
 
   test('unknown series are 404 unknown_series; a series of a kind the tier may not read is 403', async () => {

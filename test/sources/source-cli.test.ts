@@ -1,7 +1,8 @@
 /**
- * `pricepoint sources list|status|run` as a real process over a data folder: settings listed as
- * written (a token by its variable's name), a backfill of given days written and written again
- * the same, a failed run that exits 1 with the upstream's words and without the token.
+ * `pricepoint sources list|status|zones|run` as a real process over a data folder: settings listed
+ * as written (a token by its variable's name) with the upstream's terms, the zones found by an
+ * alias, a backfill of given days written and written again the same, a failed run that exits 1
+ * with the upstream's words and without the token.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -45,6 +46,31 @@ describe('pricepoint sources', () => {
     assert.equal(source.name, 'entsoe-no1');
     assert.equal(source.settings.token, `\${ENTSOE_TOKEN}`);
     assert.deepEqual(source.schedule[1], { cron: '0 * * * *', zone: 'Europe/Brussels' });
+    assert.equal(source.terms.license, 'ENTSO-E Transparency Platform Terms and Conditions of Use');
+    const plain = await sources('list');
+    assert.match(
+      plain.stdout,
+      /^entsoe-no1\tentsoe\t.*\tENTSO-E Transparency Platform Terms and Conditions of Use; credit: Source: ENTSO-E Transparency Platform; https:/m,
+    );
+  });
+
+  test('zones: those of the configured types, one found by an alias, every type with --all', async () => {
+    const oslo = await sources('zones', '--q', 'oslo');
+    assert.equal(oslo.code, 0, oslo.stderr);
+    assert.equal(oslo.stdout.trim(), 'entsoe\tNO1\t10YNO-1--------2\tOslo');
+    const all = await sources('zones', '--all', '--q', 'East Denmark', '--json');
+    assert.deepEqual(
+      JSON.parse(all.stdout).map((t: { type: string; zones: { zone: string }[] }) => [
+        t.type,
+        t.zones[0]?.zone,
+      ]),
+      [
+        ['entsoe', 'DK2'],
+        ['energidataservice', 'DK2'],
+        ['energycharts', 'DK2'],
+        ['nordpool', 'DK2'],
+      ],
+    );
   });
 
   test('run --from --to: a backfill of local days, idempotent', async () => {

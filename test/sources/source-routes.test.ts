@@ -2,7 +2,8 @@
  * Sources through the API, on a server composed as `pricepoint serve` composes it: the admin
  * listing and a run now (a backfill of given days), a failure in plain words in the listing and the
  * metrics while /readyz stays ready, and a token that appears in no answer, log line or metric,
- * even when the upstream's error repeats it.
+ * even when the upstream's error repeats it. The upstream's terms in the listing and beside the
+ * prices the source wrote, and the zones its type can fill, found by any name.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -103,6 +104,79 @@ describe('sources through the API', () => {
     assert.equal((await ask('GET', '/api/v1/sources', (await keyWith(['write'])).key)).statusCode, 403);
   });
 
+  test("the listing shows the upstream's terms: licence, attribution, where they are and what they say of resale", async () => {
+    const [source] = (await ask('GET', '/api/v1/sources')).json().sources;
+    assert.equal(source.terms.license, 'ENTSO-E Transparency Platform Terms and Conditions of Use');
+    assert.equal(source.terms.attribution, 'Source: ENTSO-E Transparency Platform');
+    assert.match(source.terms.termsUrl, /^https:\/\/transparency\.entsoe\.eu\//);
+    assert.match(source.terms.redistribution, /Free Re-use/);
+  });
+
+  test('the zones of the configured types, found by name, alias or EIC code in any letter case', async () => {
+    const zones = async (query: string, key = admin) => {
+      const answer = await ask('GET', `/api/v1/sources/zones${query}`, key);
+      assert.equal(answer.statusCode, 200, answer.body);
+      return answer.json().types as {
+        type: string;
+        sources: string[];
+        zones: { zone: string; eic?: string; aliases: string[] }[];
+      }[];
+    };
+    const configured = await zones('');
+    assert.deepEqual(
+      configured.map((t) => [t.type, t.sources]),
+      [['entsoe', ['entsoe-no1']]],
+    );
+    assert.ok(
+      configured[0]?.zones.some((z) => z.zone === 'IE-SEM'),
+      'every zone of the type',
+    );
+    const oslo = { zone: 'NO1', eic: '10YNO-1--------2', aliases: ['Oslo'] };
+    assert.deepEqual(await zones('?q=oslo'), [{ type: 'entsoe', sources: ['entsoe-no1'], zones: [oslo] }]);
+    assert.deepEqual(await zones('?q=10yno-1--------2'), [
+      { type: 'entsoe', sources: ['entsoe-no1'], zones: [oslo] },
+    ]);
+    assert.deepEqual(
+      (await zones('?q=DE'))[0]?.zones.map((z) => z.zone),
+      ['DE-LU'],
+      'DE is DE-LU',
+    );
+    assert.deepEqual(await zones('?q=Atlantis'), [], 'a name no zone has finds nothing');
+    const everywhere = await zones('?all=true&q=de-lu');
+    assert.deepEqual(
+      everywhere.map((t) => [t.type, t.sources, t.zones.map((z) => z.zone)]),
+      [
+        ['entsoe', ['entsoe-no1'], ['DE-LU']],
+        ['energycharts', [], ['DE-LU']],
+        ['awattar', [], ['DE-LU']],
+        ['nordpool', [], ['GER']],
+      ],
+      "every type that fills DE-LU, under each one's own name for it",
+    );
+    assert.deepEqual(
+      (await zones('?all=true&q=London')).map((t) => [t.type, t.zones[0]?.zone]),
+      [['octopus', 'C']],
+    );
+  });
+
+  test('the zones refuse a parameter they do not take, a blank or unreadable one, and keys without admin', async () => {
+    for (const [query, parameter] of [
+      ['?zone=NO1', 'zone'],
+      ['?all=yes', 'all'],
+      ['?q=', 'q'],
+      ['?q=%20%20', 'q'],
+    ] as const) {
+      const answer = await ask('GET', `/api/v1/sources/zones${query}`);
+      assert.equal(answer.statusCode, 400, query);
+      assert.match(String(answer.headers['content-type']), /^application\/problem\+json/);
+      assert.equal(answer.json().code, 'invalid_parameter', query);
+      assert.equal(answer.json().parameter, parameter, query);
+    }
+    const reader = await ask('GET', '/api/v1/sources/zones', (await keyWith(['read'])).key);
+    assert.equal(reader.statusCode, 403);
+    assert.equal(reader.json().code, 'insufficient_scope');
+  });
+
   test('a run of given days writes them, and the listing says so', async () => {
     upstream.answer('/api', { body: fixture('entsoe/no1-a01-pt60m.xml') });
     const answer = await ask('POST', '/api/v1/sources/entsoe-no1/run?from=2026-11-23&to=2026-11-23');
@@ -122,6 +196,18 @@ describe('sources through the API', () => {
     assert.equal(source.pointsWritten, 22);
     assert.equal(source.lastError, null);
     assert.equal((await ask('POST', '/api/v1/sources/entsoe-no1/run?from=2026-11-23&to=x')).statusCode, 400);
+  });
+
+  test("the prices the source wrote, and the catalogue, carry its upstream's licence and attribution", async () => {
+    const reader = (await keyWith(['read'])).key;
+    const day = await ask('GET', '/api/v1/prices/2026-11-23?symbols=NO1', reader);
+    assert.equal(day.statusCode, 200, day.body);
+    const [entry] = day.json().series;
+    assert.equal(entry.source, 'entsoe-no1');
+    assert.equal(entry.license, 'ENTSO-E Transparency Platform Terms and Conditions of Use');
+    assert.equal(entry.attribution, 'Source: ENTSO-E Transparency Platform');
+    const info = (await ask('GET', '/api/v1/series/NO1', reader)).json();
+    assert.deepEqual([info.license, info.attribution], [entry.license, entry.attribution]);
   });
 
   test('a failing scheduled run shows in the listing and the metrics; /readyz stays ready', async () => {

@@ -146,6 +146,10 @@ export interface SeriesDay extends SeriesMeta {
   complete: boolean;
   /** Who wrote the day: a configured source's name (`entsoe`), `import`, or null when unknown. */
   source: string | null;
+  /** The licence of the upstream that source fetched from (`CC-BY-4.0`); null for imported data. */
+  license: string | null;
+  /** The credit that upstream asks for beside its data; null for imported data. */
+  attribution: string | null;
   /** With `tariff`: its name; the prices are in its currency and unit. */
   tariff?: string;
   /**
@@ -180,6 +184,13 @@ export interface DayAnswer {
  */
 export interface SeriesInfo extends SeriesMeta {
   coverage: { first: string; last: string } | null;
+  /**
+   * The licence of the upstream the source of the series' last day fetched from; null for imported
+   * data. In the catalogue's answers; absent from `upsertSeries`'s.
+   */
+  license?: string | null;
+  /** The credit that upstream asks for beside its data; null for imported data. As `license`. */
+  attribution?: string | null;
 }
 
 /**

@@ -121,6 +121,8 @@ function writeSeriesDayJson(s: SeriesDay): string {
     date: s.date,
     complete: s.complete,
     source: s.source,
+    license: s.license,
+    attribution: s.attribution,
     ...(s.tariff !== undefined && { tariff: s.tariff }),
   });
   const fx = s.fx === undefined ? '' : `,"fx":${s.fx === null ? 'null' : fxJson(s.fx)}`;

@@ -25,6 +25,7 @@ import {
   SeriesMetaFields,
   stringEnum,
   TariffField,
+  TermsFields,
 } from '../read-query.js';
 import { buildOnLoop, type DayBuilder, dayContent } from '../render/day-content.js';
 import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
@@ -115,6 +116,7 @@ export const DayAnswerSchema = Type.Object(
             'The source that wrote the day (its configured name, e.g. entsoe), or import for files and the upload API; null when unknown.',
           examples: ['entsoe'],
         }),
+        ...TermsFields,
         tariff: Type.Optional(
           Type.String({ description: 'With tariff: its name; the prices are in its currency and unit.' }),
         ),

@@ -7,8 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
 import { normaliseSymbol } from '../../domain/series/series-rules.js';
-import type { PriceService } from '../../services/price-service.js';
-import type { SeriesView } from '../../services/series-service.js';
+import type { CatalogueEntry, PriceService } from '../../services/price-service.js';
 import { csvAttachment, entityTag, SHORT_MAX_AGE, sendCacheable } from '../caching.js';
 import type { KeyGuard } from '../key-guard.js';
 import {
@@ -17,6 +16,7 @@ import {
   ReadHeadersSchema,
   ReadQueryFields,
   SeriesMetaFields,
+  TermsFields,
 } from '../read-query.js';
 import { csvField } from '../render/day-answer.js';
 import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
@@ -35,19 +35,21 @@ export const SeriesInfoSchema = Type.Object(
       }),
       Type.Null(),
     ]),
+    ...TermsFields,
   },
   { $id: 'SeriesInfo' },
 );
 const SeriesInfoRef = Type.Ref(SeriesInfoSchema);
 const CatalogueSchema = Type.Object({ series: Type.Array(SeriesInfoRef) });
 
-const CSV_HEADER = 'symbol,name,kind,currency,unit,timezone,resolution,first,last';
+const CSV_HEADER = 'symbol,name,kind,currency,unit,timezone,resolution,first,last,license,attribution';
 
-function catalogueCsv(series: readonly SeriesView[]): string {
+function catalogueCsv(series: readonly CatalogueEntry[]): string {
   const rows = series.map((s) =>
     [s.symbol, s.name, s.kind, s.currency, s.unit, s.timezone, s.resolution]
       .map(csvField)
       .concat(s.coverage ? [s.coverage.first, s.coverage.last] : ['', ''])
+      .concat([csvField(s.license ?? ''), csvField(s.attribution ?? '')])
       .join(','),
   );
   return `${[CSV_HEADER, ...rows].join('\r\n')}\r\n`;
@@ -76,7 +78,7 @@ function sendCatalogue(
   reply: FastifyReply,
   format: 'json' | 'csv',
   json: () => string,
-  series: readonly SeriesView[],
+  series: readonly CatalogueEntry[],
   name = 'series',
 ): FastifyReply {
   const body = format === 'csv' ? catalogueCsv(series) : json();

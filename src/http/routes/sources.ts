@@ -1,7 +1,8 @@
 /**
- * `GET /api/v1/sources` and `POST /api/v1/sources/{name}/run` (docs/sources.md "Watching and
- * steering sources"), for keys with the `admin` scope: what each source did last and will do next,
- * and a run now, of the scheduled window or of a range of local days (a backfill, idempotent).
+ * `GET /api/v1/sources`, `GET /api/v1/sources/zones` and `POST /api/v1/sources/{name}/run`
+ * (docs/sources.md "Watching and steering sources", "Finding a zone"), for keys with the `admin`
+ * scope: what each source did last and will do next, the upstream's terms, the zones each type can
+ * fill, and a run now, of the scheduled window or of a range of local days (a backfill, idempotent).
  * Settings are shown as written in the config file: a secret shows as the name of its variable.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -11,10 +12,32 @@ import { ApiError } from '../../domain/errors/api-error.js';
 import { backfillWindow, runView, sourceView } from '../../sources/source-view.js';
 import type { Sources } from '../../sources/sources.js';
 import type { SourceWindow } from '../../sources/types.js';
+import { findZones } from '../../sources/zone-finder.js';
 import type { KeyGuard } from '../key-guard.js';
+import { stringEnum } from '../read-query.js';
 import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
 
 const Instant = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+
+const TermsSchema = Type.Object(
+  {
+    license: Type.String({
+      description:
+        'An SPDX id where the upstream names one (CC-BY-4.0), else the name of its own terms, or "not stated".',
+      examples: ['CC-BY-4.0'],
+    }),
+    attribution: Type.String({
+      description: 'The credit the upstream asks for beside its data, or "not stated".',
+      examples: ['Source: Energinet (www.energidataservice.dk)'],
+    }),
+    termsUrl: Type.String({ description: 'Where the upstream publishes its terms.' }),
+    redistribution: Type.String({
+      description:
+        'What the terms say of redistribution and resale, in a sentence (docs/sources.md "Terms of each upstream").',
+    }),
+  },
+  { description: "The upstream's terms for the data this source fetches." },
+);
 
 const SourceSchema = Type.Object({
   name: Type.String({ description: 'As named under `sources:` in the config file.' }),
@@ -56,6 +79,10 @@ const SourceSchema = Type.Object({
     description:
       'The least time from one run to a manual run after it (minSpacingSeconds in the config file).',
   }),
+  terms: Type.Union([TermsSchema, Type.Null()], {
+    description:
+      'The upstream\'s terms for what this source fetches (docs/sources.md "Terms of each upstream"); null only for a type this server does not ship.',
+  }),
 });
 
 const SourceListSchema = Type.Object({ sources: Type.Array(SourceSchema) });
@@ -93,6 +120,57 @@ const RunSchema = Type.Object({
   ),
 });
 
+const ZoneSchema = Type.Object({
+  zone: Type.String({ description: 'The name the type takes in its zone setting.', examples: ['DE-LU'] }),
+  eic: Type.Optional(
+    Type.String({
+      description: 'The EIC code ENTSO-E lists the zone by, where it has one.',
+      examples: ['10Y1001A1001A82H'],
+    }),
+  ),
+  aliases: Type.Array(Type.String(), {
+    description: 'Other names the setting takes (DE, Germany).',
+    examples: [['DE', 'LU', 'Germany', 'Luxembourg']],
+  }),
+});
+
+const ZoneListSchema = Type.Object({
+  types: Type.Array(
+    Type.Object({
+      type: Type.String({ description: 'The connector type.', examples: ['entsoe'] }),
+      sources: Type.Array(Type.String(), {
+        description:
+          'The configured sources of the type, by name; empty for a type none is configured of (all=true).',
+      }),
+      zones: Type.Array(ZoneSchema),
+    }),
+    {
+      description:
+        'Per connector type that fills zones (ecb fills none), in the order docs/sources.md lists them.',
+    },
+  ),
+});
+
+const ZonesQuery = Type.Object(
+  {
+    all: Type.Optional(
+      stringEnum(
+        ['true', 'false'],
+        'true: every connector type Pricepoint ships; false (default): the types of the configured sources.',
+      ),
+    ),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          'Only the zones with this name, alias or EIC code: the whole name, in any letter case (oslo, de, 10YNO-1--------2).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 const NameParams = Type.Object({ name: Type.String({ maxLength: 100 }) }, { additionalProperties: false });
 const NoQuery = Type.Object({}, { additionalProperties: false });
 const RunQuery = Type.Object(
@@ -105,7 +183,12 @@ const RunQuery = Type.Object(
 
 export function sourceRoutes(
   app: FastifyInstance,
-  deps: { sources: Sources | undefined; keyGuard: KeyGuard },
+  deps: {
+    sources: Sources | undefined;
+    /** The sources of the config file, by name and type. */
+    configured: readonly { readonly name: string; readonly type: string }[];
+    keyGuard: KeyGuard;
+  },
 ): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   const statuses = async () => (await deps.sources?.list()) ?? [];
@@ -126,6 +209,33 @@ export function sourceRoutes(
       },
     },
     async () => ({ sources: (await statuses()).map(sourceView) }),
+  );
+  api.get(
+    '/api/v1/sources/zones',
+    {
+      onRequest: deps.keyGuard({ scope: 'admin' }),
+      schema: {
+        operationId: 'listSourceZones',
+        summary: 'Find the zones sources can fill',
+        description:
+          'The zones each configured connector type (all=true: every type) can fill, with EIC codes and aliases; q finds a zone by any of its names.',
+        tags: ['sources'],
+        querystring: ZonesQuery,
+        response: {
+          200: jsonAnswer('The zones, per connector type.', ZoneListSchema, RATE_LIMIT_HEADERS),
+          ...keyedErrors(),
+        },
+      },
+    },
+    async (request) => {
+      const { all, q } = request.query;
+      if (q !== undefined && q.trim() === '') {
+        throw new ApiError('invalid_parameter', 'The parameter "q" must name a zone, not be blank.', {
+          extra: { parameter: 'q' },
+        });
+      }
+      return { types: findZones(deps.configured, { all: all === 'true', ...(q !== undefined && { q }) }) };
+    },
   );
   api.post(
     '/api/v1/sources/:name/run',

@@ -48,6 +48,14 @@ const DAY_MS = 86_400_000;
 export const ecb: ConnectorType<EcbSettings> = {
   type: 'ecb',
   defaultBaseUrl: 'https://www.ecb.europa.eu/stats/eurofxref/',
+  // FX rates fill no bidding zone: no `zones`. The attribution's wording is ours (docs/sources.md).
+  terms: {
+    license: 'ECB copyright: reuse free of charge with the source acknowledged',
+    attribution: 'Source: European Central Bank',
+    termsUrl: 'https://www.ecb.europa.eu/home/disclaimer/html/index.en.html',
+    redistribution:
+      'Reuse, commercial included, is free provided the ECB is acknowledged as the source; the reference rates are published for information only, and their use for transactions is strongly discouraged.',
+  },
   create(settings, upstream = {}) {
     const currencies = settings.currencies;
     if (!Array.isArray(currencies) || currencies.length === 0) {

@@ -8,6 +8,7 @@ import { addDays, localDate, RESOLUTIONS, type Resolution } from '../../domain/t
 import type { Series } from '../../stores/types.js';
 import {
   type ConnectorType,
+  type ConnectorZone,
   type SourceFailure,
   type SourceResult,
   SourceSettingsError,
@@ -17,7 +18,8 @@ import {
 import { baseUrlOf, bodyText, getUpstream, plainWords, statusFailure, whatArrived } from '../upstream-get.js';
 
 export interface EnergiDataServiceSettings {
-  readonly area: 'DK1' | 'DK2';
+  /** `DK1` or `DK2` (also `West Denmark`, `East Denmark` or the EIC code), any letter case. */
+  readonly area: string;
   readonly currency: 'EUR' | 'DKK';
   /** Default: the area (`DK1`) for EUR, `DK1-DKK` for DKK. */
   readonly symbol?: string;
@@ -25,6 +27,12 @@ export interface EnergiDataServiceSettings {
   /** Default: the spacing of the records (quarter hours since the data set began). */
   readonly resolution?: Resolution;
 }
+
+/** The data set's two price areas, by the names `entsoe` and `nordpool` give them too. */
+const AREAS: readonly ConnectorZone[] = [
+  { zone: 'DK1', eic: '10YDK-1--------W', aliases: ['West Denmark'] },
+  { zone: 'DK2', eic: '10YDK-2--------M', aliases: ['East Denmark'] },
+];
 
 const TIMEZONE = 'Europe/Copenhagen';
 const TIME_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?Z?$/;
@@ -34,9 +42,18 @@ const UNIT = 'MWh';
 export const energidataservice: ConnectorType<EnergiDataServiceSettings> = {
   type: 'energidataservice',
   defaultBaseUrl: 'https://api.energidataservice.dk/',
+  terms: {
+    license: 'CC-BY-4.0',
+    attribution: 'Source: Energinet (www.energidataservice.dk)',
+    termsUrl: 'https://www.energidataservice.dk/terms-and-conditions',
+    redistribution:
+      'CC BY 4.0: the data may be copied, changed and distributed freely, also commercially, with credit to Energinet and changes indicated, and never so as to suggest that Energinet endorses the use.',
+  },
+  zones: AREAS,
   create(settings, upstream = {}) {
-    if (settings.area !== 'DK1' && settings.area !== 'DK2')
-      throw new SourceSettingsError('area', 'must be DK1 or DK2');
+    const name = typeof settings.area === 'string' ? settings.area.trim().toUpperCase() : '';
+    const area = AREAS.find((a) => [a.zone, a.eic ?? '', ...a.aliases].some((k) => k.toUpperCase() === name));
+    if (area === undefined) throw new SourceSettingsError('area', 'must be DK1 or DK2');
     if (settings.currency !== 'EUR' && settings.currency !== 'DKK') {
       throw new SourceSettingsError('currency', 'must be EUR or DKK');
     }
@@ -46,7 +63,7 @@ export const energidataservice: ConnectorType<EnergiDataServiceSettings> = {
     const baseUrl = baseUrlOf(settings.baseUrl, energidataservice.defaultBaseUrl, true);
     return {
       type: 'energidataservice',
-      fetchWindow: (window) => fetchPrices(settings, baseUrl, upstream, window),
+      fetchWindow: (window) => fetchPrices({ ...settings, area: area.zone }, baseUrl, upstream, window),
     };
   },
 };

@@ -16,6 +16,7 @@ import {
   SourceSettingsError,
   type SourceWindow,
   type UpstreamOptions,
+  type UpstreamTerms,
 } from '../types.js';
 import {
   baseUrlOf,
@@ -26,7 +27,7 @@ import {
   type UpstreamAnswer,
   whatArrived,
 } from '../upstream-get.js';
-import { ENERGY_CHARTS_ZONES, type EnergyChartsZone, energyChartsZone } from './zones.js';
+import { CC_BY_ZONES, ENERGY_CHARTS_ZONES, type EnergyChartsZone, energyChartsZone } from './zones.js';
 
 export interface EnergyChartsSettings {
   /** A bidding zone by its `bzn` (`DE-LU`, `IT-North`), an alias (`DE`, `IT-NORD`) or its EIC code. */
@@ -46,6 +47,15 @@ const API_TIMEZONE = 'Europe/Berlin';
 const UNIT = /^\s*([A-Za-z]{3})\s*\/\s*(MWh|kWh)\s*$/i;
 const UNITS: Record<string, string> = { MWH: 'MWh', KWH: 'kWh' };
 
+/** The terms of a zone Energy-Charts does not publish under CC BY 4.0, as its answers' `license_info` words them. */
+const PRIVATE_USE_ONLY: UpstreamTerms = {
+  license: 'Energy-Charts: for private and internal use only',
+  attribution: 'not stated',
+  termsUrl: 'https://api.energy-charts.info/',
+  redistribution:
+    'Prohibited: the data, raw or derived, is for private and internal use only; its use for external or commercial purposes is not allowed (licences from the exchanges, such as EPEX SPOT).',
+};
+
 export const energycharts: ConnectorType<EnergyChartsSettings> = {
   type: 'energycharts',
   defaultBaseUrl: 'https://api.energy-charts.info/',
@@ -55,6 +65,11 @@ export const energycharts: ConnectorType<EnergyChartsSettings> = {
     termsUrl: 'https://api.energy-charts.info/',
     redistribution:
       'CC BY 4.0 (redistribution and commercial use with attribution) for AT, BE, CH, CZ, DE-LU, DE-AT-LU, DK1, DK2, FR, HU, IT-North, NL, NO2, PL, SE4 and SI; every other zone is marked "for private and internal use only", its use for external or commercial purposes prohibited (each answer\'s license_info says which applies).',
+  },
+  // A zone outside CC_BY_ZONES comes with its answer's license_info: private and internal use only.
+  termsFor(settings) {
+    const zone = energyChartsZone(typeof settings['zone'] === 'string' ? settings['zone'] : '');
+    return zone === undefined || CC_BY_ZONES.has(zone.zone) ? energycharts.terms : PRIVATE_USE_ONLY;
   },
   zones: ENERGY_CHARTS_ZONES.map(({ zone, eic, aliases }) => ({ zone, eic, aliases })),
   create(settings, upstream = {}) {

@@ -17,7 +17,7 @@ import {
 import { baseUrlOf, bodyText, getUpstream, plainWords, statusFailure, whatArrived } from '../upstream-get.js';
 import { type A44TimeSeries, readA44 } from './a44-document.js';
 import { periodPoints, periodResolution } from './a44-points.js';
-import { type BiddingZone, biddingZone } from './zones.js';
+import { type BiddingZone, biddingZone, ENTSOE_ZONES } from './zones.js';
 
 export interface EntsoeSettings {
   /** A bidding zone by its usual name (`NO1`, `DE-LU`) or EIC code. */
@@ -44,6 +44,16 @@ const UNITS: Record<string, string> = { MWH: 'MWh', KWH: 'kWh' };
 export const entsoe: ConnectorType<EntsoeSettings> = {
   type: 'entsoe',
   defaultBaseUrl: 'https://web-api.tp.entsoe.eu/api',
+  // The wording of the terms themselves is not verified here: docs/sources.md "Terms of each upstream".
+  terms: {
+    license: 'ENTSO-E Transparency Platform Terms and Conditions of Use',
+    attribution: 'Source: ENTSO-E Transparency Platform',
+    termsUrl:
+      'https://transparency.entsoe.eu/content/static_content/download?path=%2FStatic+content%2Fterms+and+conditions%2F230309_ENTSOE_Transparency_Terms_Conditions_MC_APPROVED.pdf',
+    redistribution:
+      "Only the data on ENTSO-E's List of Data Available for Free Re-use may be reused under CC BY 4.0; day-ahead prices (12.1.D) are reported not to be on it (the exchanges that compute them own them), so reselling or republishing them needs the owners' licence.",
+  },
+  zones: ENTSOE_ZONES,
   create(settings, upstream = {}) {
     const zone = biddingZone(settings.zone ?? '');
     if (zone === undefined)
