@@ -5,7 +5,8 @@
  *
  * A real server (`pricepoint serve --dev-data`, the embedded default) with EUR to NOK rates and a
  * household tariff in NOK per kWh. A load process (bench/setups/heavy-load.mjs, 127.0.0.x only)
- * sends a probe: another key reading today's NO1 at `BENCH_PROBE_RATE` (50) a second, open loop.
+ * sends a probe: another key reading today's NO1 at `BENCH_PROBE_RATE` (50) a second, open loop;
+ * a second one, beside it, sends the attack.
  * Each of `BENCH_ROUNDS` (2) rounds has two phases of `BENCH_SECONDS` (30): the probe alone, then
  * the probe during the attack: the demo key from 16 loopback addresses with two connections each,
  * every connection within its address' limit (it waits for the window when fewer units are left
@@ -145,31 +146,38 @@ async function main(): Promise<string[]> {
   );
 
   async function phase(name: string, attack: boolean, seconds = SECONDS) {
-    const spec = {
-      origin: `https://127.0.0.1:${server.port}`,
-      caFile,
-      seconds,
+    const common = { origin: `https://127.0.0.1:${server.port}`, caFile, seconds };
+    const probeSpec = {
+      ...common,
       probe: { key: probe, rate: PROBE_RATE, connections: 4, path: '/api/v1/prices/today?symbols=NO1' },
-      ...(attack && {
-        demo: {
-          key: DEMO_API_KEY,
-          addresses: Array.from({ length: ADDRESSES }, (_, i) => `127.0.0.${i + 10}`),
-          connections: 2,
-          paths: demoPaths,
-        },
-        pro: { key: pro, rate: PRO_RATE, connections: 8, paths: proPaths },
-      }),
     };
-    const specFile = join(dir, 'load.json');
-    await writeFile(specFile, JSON.stringify(spec));
+    const attackSpec = {
+      ...common,
+      demo: {
+        key: DEMO_API_KEY,
+        addresses: Array.from({ length: ADDRESSES }, (_, i) => `127.0.0.${i + 10}`),
+        connections: 2,
+        paths: demoPaths,
+      },
+      pro: { key: pro, rate: PRO_RATE, connections: 8, paths: proPaths },
+    };
+    // The probe and the attack each in a process of its own: the attack's answers never hold up the
+    // probe's client, so the probe's latencies are the server's.
+    const load = async (spec: object, file: string) => {
+      await writeFile(join(dir, file), JSON.stringify(spec));
+      return lastJsonLine<{ probe?: Figures; demo?: Figures; pro?: Figures }>([
+        join(REPO, 'bench', 'setups', 'heavy-load.mjs'),
+        join(dir, file),
+      ]);
+    };
     console.error(`${name}: ${seconds} s`);
     const cpuBefore = cpuSeconds(server.child.pid);
-    const result = await lastJsonLine<{ probe: Figures; demo?: Figures; pro?: Figures }>([
-      join(REPO, 'bench', 'setups', 'heavy-load.mjs'),
-      specFile,
+    const [probed, attacked] = await Promise.all([
+      load(probeSpec, 'probe.json'),
+      attack ? load(attackSpec, 'attack.json') : undefined,
     ]);
     const cpu = (cpuSeconds(server.child.pid) - cpuBefore) / seconds;
-    return { name, ...result, cpu };
+    return { name, probe: probed.probe as Figures, demo: attacked?.demo, pro: attacked?.pro, cpu };
   }
 
   // The attack's code paths compiled and its zones' offsets read before anything is measured.

@@ -3,8 +3,10 @@
  * 127.0.0.1 and other loopback addresses only. Takes the path of a JSON file (the spec written by
  * bench/heavy-reads.ts) and prints one JSON line with the figures.
  *
- * - `probe`: an open loop of one request at `rate` a second with its own key, whose latencies are
- *   the figure that matters. Past 8 in flight per connection a due request is counted as `behind`.
+ * - `probe` (optional): an open loop of one request at `rate` a second with its own key, whose
+ *   latencies are the figure that matters. Past 8 in flight per connection a due request is counted
+ *   as `behind`. The bench runs it in a process of its own, so that the attack's answers never hold
+ *   up the probe's client.
  * - `demo` (optional): the demo key from each of `addresses` (127.0.0.x, bound as the local address
  *   of its connections), `connections` each, every connection sending one request after the other
  *   and staying within the limit: when `RateLimit` says fewer units are left than the last request
@@ -120,9 +122,11 @@ function summary({ latencies, ...rest }) {
 }
 
 const [probe, demo, pro] = await Promise.all([
-  openLoop('probe', { ...spec.probe, paths: [spec.probe.path] }),
+  spec.probe && openLoop('probe', { ...spec.probe, paths: [spec.probe.path] }),
   spec.demo && politeClients(spec.demo),
   spec.pro && openLoop('pro', spec.pro),
 ]);
 await Promise.all(pools.map((p) => p.destroy()));
-console.log(JSON.stringify({ probe: summary(probe), demo: demo && summary(demo), pro: pro && summary(pro) }));
+console.log(
+  JSON.stringify({ probe: probe && summary(probe), demo: demo && summary(demo), pro: pro && summary(pro) }),
+);
