@@ -7,13 +7,13 @@
  * fail instead (.ci/run installs python3-pandas, python3-pip and python3-venv).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { symlink } from 'node:fs/promises';
 import { devNull } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DEMO_API_KEY } from '../../src/dev-data/dev-data.js';
-import { repositoryLike, runShBlock, shBlocks } from '../helpers/doc-blocks.js';
+import { runShBlock, shBlocks } from '../helpers/doc-blocks.js';
 import {
   cleanUp,
   onlyJson,
@@ -43,6 +43,20 @@ async function pythonWith(modules: readonly string[]): Promise<string | undefine
     if (tried?.code === 0) return python;
   }
   return undefined;
+}
+
+/**
+ * A folder holding `packages/python` as committed, without the build output of an earlier install:
+ * pip builds in the package's folder, and setuptools would pack files left in `build/` from then.
+ */
+async function packageCopy(): Promise<string> {
+  const folder = await tempDir('pricepoint-python-repo-');
+  const leftOver = /(^|\/)(build|__pycache__|[^/]*\.egg-info)$/;
+  cpSync(PACKAGE, join(folder, 'packages', 'python'), {
+    recursive: true,
+    filter: (source) => !leftOver.test(source.slice(PACKAGE.length)),
+  });
+  return folder;
 }
 
 /** Where a part cannot run here: a skip with the reason, or with CI=true a failure. */
@@ -116,7 +130,8 @@ describe('the Python client', () => {
     const target = await tempDir('pricepoint-python-target-');
     // No index and no config: only what is installed builds it, as on a machine without network.
     const pipEnv = { ...env, PIP_CONFIG_FILE: devNull, PIP_NO_INDEX: '1' };
-    const args = ['-m', 'pip', 'install', '--no-build-isolation', '--no-index', '--target', target, PACKAGE];
+    const source = join(await packageCopy(), 'packages', 'python');
+    const args = ['-m', 'pip', 'install', '--no-build-isolation', '--no-index', '--target', target, source];
     const run = await runCommand(pipPython, args, pipEnv, { timeoutMs: 180_000 });
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     assert.ok(existsSync(join(target, 'pricepoint', 'py.typed')), 'py.typed is installed');
@@ -210,7 +225,7 @@ describe('the Python client', () => {
       );
     const [install] = shBlocks('docs/python.md');
     assert.ok(install);
-    const folder = await repositoryLike(dataDir);
+    const folder = await packageCopy(); // the block's ./packages/python
     // `python3` in the block is the interpreter found with setuptools and wheel (Debian's here).
     const bin = await tempDir('pricepoint-python-bin-');
     const executable = await runCommand(pipPython, ['-c', 'import sys; print(sys.executable)'], env);
