@@ -137,6 +137,13 @@ class RetryPolicy(unittest.TestCase):
         self.assertIs(type(raised.exception), PricepointError)
         self.assertEqual((raised.exception.status, raised.exception.code), (502, None))
 
+    def test_a_redirect_is_not_followed_so_the_key_goes_nowhere_else(self):
+        client = self.client([(302, {"location": "/elsewhere"}, b""), OK])
+        with self.assertRaises(PricepointError) as raised:
+            client.usage()
+        self.assertEqual(raised.exception.status, 302)
+        self.assertEqual([path for path, _ in self.server.seen], ["/api/v1/usage"])
+
     def test_a_gzip_answer_is_read(self):
         status, headers, body = OK
         client = self.client([(status, {**headers, "content-encoding": "gzip"}, body)])

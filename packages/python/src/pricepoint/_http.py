@@ -61,6 +61,14 @@ def rate_limit_of(headers: Message) -> Optional[RateLimit]:
         return None
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Refuses to follow redirects: urllib would send the key's header along to wherever they
+    point. A 3xx is raised as a ``PricepointError`` with its status instead."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
 class Transport:
     def __init__(
         self,
@@ -80,7 +88,8 @@ class Transport:
         self._api_key = api_key
         # With ca_file only that certificate is trusted; without it the system's store, which
         # OpenSSL reads from SSL_CERT_FILE when that is set.
-        self._context = ssl.create_default_context(cafile=ca_file) if ca_file else ssl.create_default_context()
+        context = ssl.create_default_context(cafile=ca_file) if ca_file else ssl.create_default_context()
+        self._opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context), _NoRedirects)
         self._timeout = timeout
         self._max_retries = max(0, max_retries)
         self._max_retry_delay = max_retry_delay
@@ -128,7 +137,7 @@ class Transport:
             },
         )
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout, context=self._context) as answer:
+            with self._opener.open(request, timeout=self._timeout) as answer:
                 self._note(answer.headers)
                 return _parse(_body(answer.read(), answer.headers))
         except urllib.error.HTTPError as answer:
