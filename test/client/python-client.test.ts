@@ -145,9 +145,12 @@ describe('the Python client', () => {
       { cwd: target },
     );
     assert.equal(imported.code, 0, imported.stderr);
+    // __version__ (client.py) and the version pip installed (pyproject.toml) are one.
+    const version = /^version = "([^"]+)"$/m.exec(readFileSync(join(PACKAGE, 'pyproject.toml'), 'utf8'))?.[1];
+    assert.ok(existsSync(join(target, `pricepoint-${version}.dist-info`)), `pricepoint-${version}.dist-info`);
     assert.equal(
       imported.stdout.trim(),
-      `${join(target, 'pricepoint', '__init__.py')} 0.1.0 PricepointClient`,
+      `${join(target, 'pricepoint', '__init__.py')} ${version} PricepointClient`,
     );
     installed = target;
   });
@@ -238,7 +241,7 @@ describe('the Python client', () => {
       },
     );
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
-    assert.equal(run.stdout.trim().split('\n').at(-1), '0.1.0');
+    assert.match(run.stdout.trim().split('\n').at(-1) ?? '', /^\d+\.\d+\.\d+$/, 'it prints the version');
     assert.ok(existsSync(join(folder, '.venv', 'bin', 'python')), 'the environment is in the folder');
   });
 
