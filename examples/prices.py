@@ -1,55 +1,34 @@
-"""A month of two series from Pricepoint, as JSON and as CSV, into rows with aware timestamps.
+"""A month of two series, the cheapest three hours and an error, with Pricepoint's Python client.
 
-Standard library only (Python 3.9+). Run:
-  PRICEPOINT_URL=https://localhost:8443 PRICEPOINT_API_KEY=pp_demo_TryPricepointDemo2026x1pqsyk \\
+Python 3.9+, the client from packages/python (docs/python.md). From the repository folder, without
+installing it:
+  PYTHONPATH=packages/python/src PRICEPOINT_URL=https://localhost:8443 \\
+  PRICEPOINT_API_KEY=pp_demo_TryPricepointDemo2026x1pqsyk \\
   SSL_CERT_FILE=.pricepoint/tls/localhost-cert.pem python3 examples/prices.py
 (SSL_CERT_FILE trusts the development server's own certificate; a server with a public one needs none.)
 """
-import csv
-import io
-import json
-import os
-import urllib.parse
-import urllib.request
-from datetime import date, datetime, timedelta
-from decimal import Decimal
+from datetime import date, timedelta
 
-BASE = os.environ.get("PRICEPOINT_URL", "https://localhost:8443")
-KEY = os.environ["PRICEPOINT_API_KEY"]
+from pricepoint import PricepointClient, UnknownSeriesError
 
+client = PricepointClient()  # the key from PRICEPOINT_API_KEY, the server from PRICEPOINT_URL
 
-def get(path, **query):
-    """GET path?query with the key in its header (never in the URL); the body as text."""
-    url = f"{BASE}{path}?{urllib.parse.urlencode(query)}"
-    request = urllib.request.Request(url, headers={"x-api-key": KEY})
-    with urllib.request.urlopen(request) as answer:
-        return answer.read().decode("utf-8")
+# The last 31 days of two series: aware datetimes (the offset of each instant) and exact Decimals.
+end = date.today()
+month = client.range(end - timedelta(days=30), end, symbols=["NO1", "DE-LU"])
+for symbol in ("NO1", "DE-LU"):
+    points = month.points(symbol)
+    cheapest = min(points, key=lambda p: p.price)
+    print(f"{symbol}: {len(points)} intervals from {points[0].start.isoformat()} to {points[-1].end.isoformat()};"
+          f" cheapest {cheapest.price} at {cheapest.start.isoformat()}")
 
+# The cheapest three hours of today and tomorrow (None while too little is published).
+window = client.cheapest(symbols=["NO1"], start="today", end="tomorrow", duration="PT3H").series[0].cheapest
+if window is not None:
+    print(f"NO1: cheapest 3 hours from {window.start.isoformat()} to {window.end.isoformat()}, mean {window.mean}")
 
-def rows_from_json(text):
-    """(symbol, start, end, price) per interval: aware datetimes, exact Decimal prices."""
-    answer = json.loads(text, parse_float=Decimal)
-    for day in answer["series"]:
-        for p in day["prices"]:
-            start, end = datetime.fromisoformat(p["start"]), datetime.fromisoformat(p["end"])
-            yield day["symbol"], start, end, Decimal(p["price"])
-
-
-def rows_from_csv(text):
-    """The same rows from the CSV answer (header: symbol,date,start,end,price,currency,unit)."""
-    for r in csv.DictReader(io.StringIO(text)):
-        yield r["symbol"], datetime.fromisoformat(r["start"]), datetime.fromisoformat(r["end"]), Decimal(r["price"])
-
-
-if __name__ == "__main__":
-    end = date.today()
-    start = end - timedelta(days=30)
-    query = {"symbols": "NO1,DE-LU", "from": start.isoformat(), "to": end.isoformat()}
-    from_json = list(rows_from_json(get("/api/v1/prices", **query)))
-    from_csv = list(rows_from_csv(get("/api/v1/prices", **query, format="csv")))
-    assert from_json == from_csv, "JSON and CSV hold the same prices"
-    for symbol in ("NO1", "DE-LU"):
-        prices = [r for r in from_json if r[0] == symbol]
-        cheapest = min(prices, key=lambda r: r[3])
-        print(f"{symbol}: {len(prices)} intervals from {prices[0][1].isoformat()} to {prices[-1][2].isoformat()};"
-              f" cheapest {cheapest[3]} at {cheapest[1].isoformat()}")
+# Every error answer is an exception of its problem code, with the problem's members.
+try:
+    client.today(symbols=["NO1", "NOPE"])
+except UnknownSeriesError as error:
+    print(f"{error.status} {error.code}: {error.detail} {error.symbols}")

@@ -37,6 +37,11 @@ const RUN_ELSEWHERE: readonly (Listed & { readonly test: string })[] = [
     test: 'test/cli/readme-example.test.ts',
   },
   {
+    file: 'docs/python.md',
+    first: 'python3 -m venv --system-site-packages .venv',
+    test: 'test/client/python-client.test.ts',
+  },
+  {
     file: 'docs/real-prices.md',
     first: 'export ENTSOE_TOKEN=...            # your token',
     test: 'test/cli/readme-sources.test.ts',
