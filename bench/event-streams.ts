@@ -131,6 +131,7 @@ async function streamFigures(port: number, ca: string) {
       Number(body.match(new RegExp(`^${line} (\\S+)$`, 'm'))?.[1] ?? Number.NaN);
     return {
       open: value('pricepoint_event_streams_open'),
+      connections: value('pricepoint_unsent_answer_bytes\\{of="all"\\}'),
       unsent: value('pricepoint_event_stream_unsent_bytes\\{of="all"\\}'),
       largest: value('pricepoint_event_stream_unsent_bytes\\{of="largest_stream"\\}'),
     };
@@ -214,18 +215,24 @@ async function main(): Promise<void> {
       }
     }),
   );
-  // Held once all are open and their bytes have stopped growing: each stream queued what it may.
+  // Held once every connection is open and what the server holds for them has stopped moving: each
+  // stream either queued what it may or sent its catch-up share and ended (docs/events.md), and
+  // the connections stay open, unread, until the idle deadline.
+  const closedByServer = () =>
+    sockets.filter((socket) => socket.destroyed || socket.readyState !== 'open').length;
   const deadline = Date.now() + WAIT_MS;
   let figures = await streamFigures(server.port, ca);
   for (;;) {
     await sleep(1_000);
     const now = await streamFigures(server.port, ca);
-    console.error(`${now.open} open, holding ${now.unsent} bytes, the largest ${now.largest}`);
-    // The chunks in the queues move a little while the kernel still takes some: within 2 %.
+    console.error(
+      `${now.open} streams open, connections holding ${now.connections} bytes, streams ${now.unsent}, the largest ${now.largest}`,
+    );
+    if (closedByServer() > 0) throw new Error(`${closedByServer()} connections closed before they settled`);
     if (
-      now.open === STREAMS &&
-      figures.open === STREAMS &&
-      Math.abs(now.unsent - figures.unsent) < now.unsent / 50
+      now.open === figures.open &&
+      Math.abs(now.connections - figures.connections) <= now.connections / 50 &&
+      Math.abs(now.unsent - figures.unsent) <= now.unsent / 50
     )
       break;
     if (Date.now() > deadline) throw new Error(`the streams did not settle: ${JSON.stringify(now)}`);
@@ -239,12 +246,26 @@ async function main(): Promise<void> {
   figures = await streamFigures(server.port, ca);
   console.error(`${figures.open} streams open, holding ${(figures.unsent / 2 ** 20).toFixed(1)} MiB`);
 
-  // Then the idle deadline closes them: nothing moves on their connections.
-  let left = figures.open;
-  while (left > 0 && Date.now() < deadline) {
-    await sleep(1_000);
-    left = (await streamFigures(server.port, ca)).open;
-  }
+  // Then the idle deadline closes them: nothing moves on their connections. Once it has passed, the
+  // clients read what reached them: how much each was sent, and whether the server had closed it.
+  await sleep((IDLE_SECONDS + 15) * 1_000 - (Date.now() - openedAt));
+  const received = await Promise.all(
+    sockets.map(
+      (socket) =>
+        new Promise<{ bytes: number; closed: boolean }>((resolve) => {
+          let bytes = 0;
+          const timer = setTimeout(() => resolve({ bytes, closed: false }), 30_000);
+          socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
+          socket.once('close', () => {
+            clearTimeout(timer);
+            resolve({ bytes, closed: true });
+          });
+          socket.resume();
+        }),
+    ),
+  );
+  const left = received.filter((r) => !r.closed).length;
+  const mostSent = Math.max(...received.map((r) => r.bytes));
   const closedSeconds = (Date.now() - openedAt) / 1000;
 
   const added = held.rss - idle.rss;
@@ -264,13 +285,15 @@ async function main(): Promise<void> {
     '',
     '| measure | value |',
     '| --- | --- |',
-    `| streams open | ${figures.open} (${ADDRESSES} addresses, ${OPENING} opened at a time) |`,
+    `| connections open, unread | ${STREAMS} (${ADDRESSES} addresses, ${OPENING} opened at a time); their streams still open: ${figures.open}, the others ended after their catch-up share |`,
+    `| held for the clients (pricepoint_unsent_answer_bytes) | ${(figures.connections / 2 ** 20).toFixed(1)} MiB |`,
     `| held for the clients (pricepoint_event_stream_unsent_bytes) | ${(figures.unsent / 2 ** 20).toFixed(1)} MiB in all, ${(figures.largest / 1024).toFixed(1)} KiB the largest stream |`,
     `| VmRSS added per stream | ${((added * 1024) / STREAMS).toFixed(1)} KiB |`,
     `| **goal: under ${GOAL_MIB} MiB of VmRSS above idle** | **${added < GOAL_MIB ? 'met' : 'NOT met'}** (${added.toFixed(1)} MiB) |`,
     `| before the collection: VmRSS, V8 heap used | ${rssAtOnce.toFixed(0)} MiB, ${heapAtOnce.heapUsed.toFixed(0)} MiB |`,
     `| peak VmRSS of the run (VmHWM) | ${peak.toFixed(0)} MiB |`,
-    `| streams left open ${closedSeconds.toFixed(0)} s after they settled (idle deadline ${IDLE_SECONDS} s) | ${left} |`,
+    `| connections left open ${closedSeconds.toFixed(0)} s after they settled (idle deadline ${IDLE_SECONDS} s) | ${left} |`,
+    `| the most one client was sent, read after the deadline | ${(mostSent / 1024).toFixed(0)} KiB |`,
     '',
   ].join('\n');
   console.log(section);

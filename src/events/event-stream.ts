@@ -25,6 +25,16 @@ export const STREAM_UNSENT_BOUND = 64 * 1024;
 const CHUNK_BYTES = 4 * 1024;
 /** Events read from the log per query while a stream catches up: about a queue's worth. */
 const CATCH_UP_PAGE = 64;
+/**
+ * The most text one connection sends from the log (docs/events.md, "Catching up"): past it the
+ * stream ends with a short `retry:` and the client resumes with `Last-Event-ID` on a new one. A
+ * client that never reads thus costs the server at most this much text and a closed answer, however
+ * much its kernel's socket buffers would take (megabytes on loopback); one that reads catches up in
+ * a few connections.
+ */
+export const CATCH_UP_BYTES = 512 * 1024;
+/** The wait before the next connection of a stream that ended at `CATCH_UP_BYTES`. */
+export const CATCH_UP_RETRY_MS = 100;
 
 export interface EventStreamSource {
   readonly log: EventLog;
@@ -54,6 +64,8 @@ export class EventStream extends Readable {
   #live = false;
   /** The reader asked for more and the queue has not filled since. */
   #room = false;
+  /** Text sent from the log on this connection (`CATCH_UP_BYTES`). */
+  #caughtUp = 0;
   #reading = false;
   #closing = false;
   #unsubscribe: (() => void) | undefined;
@@ -120,10 +132,14 @@ export class EventStream extends Readable {
     this.#reading = true;
     try {
       while (this.#room && !this.#live && !this.#closing) {
+        if (this.#caughtUp >= CATCH_UP_BYTES) {
+          this.finish(`retry: ${CATCH_UP_RETRY_MS}\n: more to catch up; reconnect with Last-Event-ID\n\n`);
+          return;
+        }
         const page = await this.#source.log.after(this.#cursor, CATCH_UP_PAGE);
         if (this.#closing) return;
         // A short page reached the end of the log; the hub may have handed out more meanwhile.
-        const whole = this.#pass(page);
+        const whole = this.#pass(page, true);
         if (whole && page.length < CATCH_UP_PAGE && this.#source.hub.position <= this.#cursor) {
           this.#live = true;
         }
@@ -140,8 +156,12 @@ export class EventStream extends Readable {
    * Pushes the events of `page` after the cursor in chunks until the queue is full; returns whether
    * every event was passed (those left are read from the log again when the reader asks).
    */
-  #pass(page: readonly PriceEvent[]): boolean {
+  #pass(page: readonly PriceEvent[], fromLog = false): boolean {
     if (this.#closing) return false;
+    const push = (text: string) => {
+      if (fromLog) this.#caughtUp += text.length;
+      return this.push(text);
+    };
     let chunk = '';
     let through = this.#cursor;
     for (let i = 0; i < page.length; i++) {
@@ -151,13 +171,13 @@ export class EventStream extends Readable {
       through = event.seq;
       if (chunk.length >= CHUNK_BYTES) {
         this.#cursor = through;
-        this.#room = this.push(chunk);
+        this.#room = push(chunk);
         chunk = '';
         if (!this.#room) return i === page.length - 1;
       }
     }
     this.#cursor = through;
-    if (chunk !== '') this.#room = this.push(chunk);
+    if (chunk !== '') this.#room = push(chunk);
     return true;
   }
 }
