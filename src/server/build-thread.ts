@@ -12,7 +12,7 @@ import { buildOnLoop, type DayJob } from '../http/render/day-content.js';
 import { guardPrices } from '../stores/guard.js';
 import { openPostgresStores } from '../stores/postgres/index.js';
 import { openEmbeddedStores } from '../stores/sqlite/index.js';
-import { priceServiceOf } from './compose.js';
+import { priceServiceOf } from './price-reads.js';
 
 /** What the server sends a build thread. */
 export type ToThread =

@@ -20,7 +20,8 @@ import { buildOnLoop, type DayJob } from '../http/render/day-content.js';
 import type { DayName, DayQuery, PriceService } from '../services/price-service.js';
 import { type EmbeddedStores, openEmbeddedStores } from '../stores/sqlite/index.js';
 import { type BuildThreads, startBuildThreads } from './build-threads.js';
-import { composeServices, priceServiceOf } from './compose.js';
+import { composeServices } from './compose.js';
+import { priceServiceOf } from './price-reads.js';
 
 const TARIFFS = {
   household: {

@@ -22,7 +22,9 @@ import type { FromThread, ThreadError, ToThread } from './build-thread.js';
  * TypeScript, and a worker does not inherit tsx's loader: a line of its own registers it first.
  */
 function newThread(config: Config): Worker {
-  const options = { workerData: { config } };
+  // Its garbage is collected in the thread, never pausing the event loop: a young generation of a
+  // few megabytes (the server's own is larger, bin/pricepoint.js) keeps an idle thread small.
+  const options = { workerData: { config }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } };
   if (!import.meta.url.endsWith('.ts'))
     return new Worker(new URL('./build-thread.js', import.meta.url), options);
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
@@ -30,6 +32,9 @@ function newThread(config: Config): Worker {
   const code = `import(${tsx}).then(({ register }) => { register(); return import(${entry}); });`;
   return new Worker(code, { ...options, eval: true });
 }
+
+/** The thread's young generation, in MiB: scavenges there cost the event loop nothing. */
+const YOUNG_MB = 16;
 
 /** How long a closing thread may take to close its database before it is stopped. */
 const CLOSE_MS = 5_000;

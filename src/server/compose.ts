@@ -10,13 +10,12 @@ import { createMetrics } from '../http/metrics.js';
 import { createAuthenticator } from '../services/authenticator.js';
 import { createImportService } from '../services/import-service.js';
 import { createKeyService } from '../services/key-service.js';
-import { createPriceService, type PriceService } from '../services/price-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
 import { createSeriesService } from '../services/series-service.js';
-import { sourceTermsLookup } from '../sources/source-terms.js';
 import { guardStores, type StoreName } from '../stores/guard.js';
-import type { PriceStore, Stores } from '../stores/types.js';
+import type { Stores } from '../stores/types.js';
 import { openStores, type StoreHooks } from './open-stores.js';
+import { priceServiceOf } from './price-reads.js';
 import type { Services } from './services.js';
 
 export interface ServiceHooks {
@@ -56,18 +55,6 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
     imports: createImportService({ prices: stores.prices }),
     series: createSeriesService({ prices: stores.prices }),
   };
-}
-
-/** The price service over `prices`, as the server and its build threads (./build-thread.ts) read. */
-export function priceServiceOf(config: Config, prices: PriceStore, clock: () => number): PriceService {
-  return createPriceService({
-    prices,
-    clock,
-    cache: { freshMs: config.readCacheMs, staleMs: 15 * 60_000, now: () => performance.now() },
-    fx: config.fx,
-    tariffs: config.tariffs,
-    terms: sourceTermsLookup(config.sources),
-  });
 }
 
 export type { Services } from './services.js';

@@ -1,0 +1,20 @@
+/**
+ * The price service as the server reads prices: built once for the event loop (./compose.ts) and
+ * once in each build thread (./build-thread.ts), which loads this and not the whole app.
+ */
+import type { Config } from '../config/config.js';
+import { createPriceService, type PriceService } from '../services/price-service.js';
+import { sourceTermsLookup } from '../sources/source-terms.js';
+import type { PriceStore } from '../stores/types.js';
+
+/** The price service over `prices`, with the configured caches, FX pairs, tariffs and upstream terms. */
+export function priceServiceOf(config: Config, prices: PriceStore, clock: () => number): PriceService {
+  return createPriceService({
+    prices,
+    clock,
+    cache: { freshMs: config.readCacheMs, staleMs: 15 * 60_000, now: () => performance.now() },
+    fx: config.fx,
+    tariffs: config.tariffs,
+    terms: sourceTermsLookup(config.sources),
+  });
+}
