@@ -12,7 +12,7 @@ import { buildOnLoop, type DayJob } from '../http/render/day-content.js';
 import { guardPrices } from '../stores/guard.js';
 import { openPostgresStores } from '../stores/postgres/index.js';
 import { openEmbeddedStores } from '../stores/sqlite/index.js';
-import { priceServiceOf } from './price-reads.js';
+import { type PriceReadConfig, priceServiceOf } from './price-reads.js';
 
 /** What the server sends a build thread. */
 export type ToThread =
@@ -60,7 +60,28 @@ export function threadError(error: unknown): ThreadError {
 /** How much lower than the event loop a build thread runs (0 to 19; docs/using-the-api.md). */
 const THREAD_NICE = 10;
 
-async function run(port: NonNullable<typeof parentPort>, config: Config): Promise<void> {
+/**
+ * What a build thread is given of the configuration: plain data only (no connector, no secret but
+ * the database URL it connects with).
+ */
+export type ThreadConfig = PriceReadConfig &
+  Pick<Config, 'tzData' | 'databaseUrl' | 'databasePath' | 'databaseTimeoutMs'>;
+
+/** `config` as a build thread takes it. */
+export function threadConfig(config: Config): ThreadConfig {
+  return {
+    tzData: config.tzData,
+    databaseUrl: config.databaseUrl,
+    databasePath: config.databasePath,
+    databaseTimeoutMs: config.databaseTimeoutMs,
+    readCacheMs: config.readCacheMs,
+    fx: config.fx,
+    tariffs: config.tariffs,
+    sources: config.sources.map(({ name, type, settings }) => ({ name, type, settings })),
+  };
+}
+
+async function run(port: NonNullable<typeof parentPort>, config: ThreadConfig): Promise<void> {
   const send = (message: FromThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
   // Messages that arrive while the database opens wait for it, in order.
   const early: ToThread[] = [];
@@ -104,4 +125,4 @@ async function run(port: NonNullable<typeof parentPort>, config: Config): Promis
   for (const message of early.splice(0)) handle(message);
 }
 
-if (parentPort !== null) await run(parentPort, (workerData as { config: Config }).config);
+if (parentPort !== null) await run(parentPort, (workerData as { config: ThreadConfig }).config);

@@ -52,7 +52,11 @@ describe('build threads over SQLite', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'pp-build-threads-'));
     const file = join(dir, 'config.json');
-    await writeFile(file, JSON.stringify({ fx: { EUR: { NOK: 'EURNOK' } }, tariffs: TARIFFS }));
+    // A configured source: its connector holds functions and secrets, which a thread is never given.
+    const sources = {
+      'eds-dk1': { type: 'energidataservice', area: 'DK1', currency: 'EUR', baseUrl: 'http://127.0.0.1:9/' },
+    };
+    await writeFile(file, JSON.stringify({ fx: { EUR: { NOK: 'EURNOK' } }, tariffs: TARIFFS, sources }));
     config = loadConfig(
       { PRICEPOINT_CONFIG: file, PRICEPOINT_DATA_DIR: join(dir, 'data') },
       { devData: true },

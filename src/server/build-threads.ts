@@ -15,7 +15,7 @@ import type { Config } from '../config/config.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import type { AnswerContent } from '../http/answer-cache.js';
 import type { DayJob } from '../http/render/day-content.js';
-import type { FromThread, ThreadError, ToThread } from './build-thread.js';
+import { type FromThread, type ThreadError, type ToThread, threadConfig } from './build-thread.js';
 
 /**
  * A new thread on ./build-thread.js. Run from source (the tests, through tsx), that file is
@@ -24,7 +24,10 @@ import type { FromThread, ThreadError, ToThread } from './build-thread.js';
 function newThread(config: Config): Worker {
   // Its garbage is collected in the thread, never pausing the event loop: a young generation of a
   // few megabytes (the server's own is larger, bin/pricepoint.js) keeps an idle thread small.
-  const options = { workerData: { config }, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } };
+  const options = {
+    workerData: { config: threadConfig(config) },
+    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB },
+  };
   if (!import.meta.url.endsWith('.ts'))
     return new Worker(new URL('./build-thread.js', import.meta.url), options);
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
