@@ -234,7 +234,7 @@ export const SETTINGS = {
     // One thread takes the heavy work off the event loop; more only help with cores to spare.
     default: 1,
     meaning:
-      'worker threads that build heavy reads, so the event loop only admits, counts and sends them and light requests never wait behind one; 0 builds them on the event loop (docs/using-the-api.md "Heavy reads in flight")',
+      'worker threads that build heavy reads of more than one unit, so the event loop only admits, counts and sends them and light requests never wait behind one; 0 builds them on the event loop (docs/using-the-api.md "Heavy reads in flight")',
   }),
   heavyReadsPerClient: withDefault({
     env: 'PRICEPOINT_HEAVY_READS_PER_CLIENT',

@@ -259,8 +259,9 @@ export interface PriceRouteDeps {
   /** The heavy reads each client has built at once (../heavy-reads.ts). */
   readonly heavyReads: HeavyReads;
   /**
-   * Where heavy reads are built: build threads (../../server/build-threads.ts), so the event loop
-   * only admits, counts and sends; absent, on the event loop like every other read.
+   * Where heavy reads of more than one unit are built: build threads
+   * (../../server/build-threads.ts), so the event loop only admits, counts and sends them; absent,
+   * on the event loop like every other read.
    */
   readonly buildHeavy?: DayBuilder;
 }
@@ -329,8 +330,10 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
         return deps.answers.keep(planned.weight === 1 ? key : undefined, await builder(job), now);
       };
       const [client, who] = clientOf(request);
+      // A read of one unit builds in about a millisecond: handing it to a thread would cost more
+      // than it saves. Heavier ones go there (docs/using-the-api.md "Heavy reads in flight").
       answer = isHeavy(planned)
-        ? await deps.heavyReads.run(client, () => build(buildHeavy), who)
+        ? await deps.heavyReads.run(client, () => build(planned.weight > 1 ? buildHeavy : buildLight), who)
         : await build(buildLight);
     }
     return sendAnswer(request, reply, deps.answers, answer);
