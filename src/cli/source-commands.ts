@@ -50,8 +50,11 @@ function statusLines(s: SourceView): string {
   const lines = [
     `${s.name} (${s.type})`,
     `  schedule      ${s.schedule.map((e) => `${e.cron} ${e.zone}${e.untilTomorrowComplete ? ' until tomorrow is complete' : ''}`).join('; ')}`,
-    `  last run      ${when(s.lastRun)}`,
+    `  last run      ${when(s.lastRun)}${s.lastOutcome === null ? '' : `: ${s.lastOutcome}`}`,
     `  last success  ${when(s.lastSuccess)}${s.pointsWritten === null ? '' : `, ${s.pointsWritten} points written`}`,
+    ...(s.lastNotPublished === null
+      ? []
+      : [`  not published ${s.lastNotPublished} (the upstream had no price for the window yet)`]),
     `  last error    ${s.lastError ? `${s.lastError.at}: ${s.lastError.message}` : 'none'}`,
     `  next run      ${when(s.nextRun)}`,
     ...(s.retryAfterUntil === null

@@ -23,7 +23,16 @@ export interface SourceRunSeries {
 }
 
 export type SourceRun =
-  | { readonly ok: true; readonly written: number; readonly series: readonly SourceRunSeries[] }
+  | {
+      readonly ok: true;
+      readonly written: number;
+      readonly series: readonly SourceRunSeries[];
+      /**
+       * The upstream answered with no price for the window (docs/sources.md "Not published"):
+       * neither a failure nor a run that wrote something.
+       */
+      readonly notPublished: boolean;
+    }
   | {
       readonly ok: false;
       /** `fetch`: the upstream; `series`: a series cannot take these points; `import`: a point was refused. */
@@ -101,7 +110,8 @@ export async function runSource(
       message: `${imported.errorCount} point${imported.errorCount === 1 ? ' was' : 's were'} refused, nothing was written: ${first.join('; ')}`,
     };
   }
-  return { ok: true, written: imported.written, series: results };
+  const notPublished = delivered.every(({ points }) => points.length === 0);
+  return { ok: true, written: imported.written, series: results, notPublished };
 }
 
 /**

@@ -38,13 +38,34 @@ export function newestRun(own: RecordedRun, shared: RecordedRun | undefined): Re
   return { ...newer, retryAfterUntil: until === 0 ? undefined : until };
 }
 
+/** What the last run of a source did (docs/sources.md "Not published"). */
+export type LastOutcome = 'written' | 'not_published' | 'failed';
+
+/** Said of a run whose upstream had nothing for its window. */
+export const NOT_PUBLISHED = 'the upstream has published nothing for the window yet';
+
+/** The outcome of the newest of a source's last write, last failure and last empty answer. */
+export function lastOutcome(last: RecordedRun): LastOutcome | undefined {
+  const times: [LastOutcome, number | undefined][] = [
+    ['written', last.lastSuccessAt],
+    ['not_published', last.lastNotPublishedAt],
+    ['failed', last.lastError?.at],
+  ];
+  let newest: [LastOutcome, number] | undefined;
+  for (const [outcome, at] of times) {
+    if (at !== undefined && (newest === undefined || at >= newest[1])) newest = [outcome, at];
+  }
+  return newest?.[0];
+}
+
 /** The last run in plain words, for an answer that did not run again. */
 export function lastRunWords(last: RecordedRun): {
-  readonly outcome: 'written' | 'failed';
+  readonly outcome: LastOutcome;
   readonly message: string;
 } {
-  const failed = last.lastError !== undefined && last.lastError.at >= (last.lastSuccessAt ?? 0);
-  if (failed) return { outcome: 'failed', message: last.lastError?.message ?? '' };
+  const outcome = lastOutcome(last);
+  if (outcome === 'failed') return { outcome, message: last.lastError?.message ?? '' };
+  if (outcome === 'not_published') return { outcome, message: NOT_PUBLISHED };
   const n = last.pointsWritten ?? 0;
   return { outcome: 'written', message: `wrote ${n} point${n === 1 ? '' : 's'}` };
 }

@@ -37,6 +37,8 @@ export interface RecordedRun {
   readonly lastSuccessAt?: number | undefined;
   readonly lastError?: { readonly at: number; readonly message: string } | undefined;
   readonly pointsWritten?: number | undefined;
+  /** The last run whose upstream had published nothing for its window (docs/sources.md "Not published"). */
+  readonly lastNotPublishedAt?: number | undefined;
   readonly failuresInARow: number;
   /** The start of the newest local day complete in every series the source fills. */
   readonly newestCompleteDayAt?: number | undefined;

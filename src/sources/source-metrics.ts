@@ -32,7 +32,7 @@ export function createSourceMetrics(
   });
   const runs = new Counter({
     name: 'pricepoint_source_runs_total',
-    help: 'Source runs on this instance, by source and outcome (ok, fetch, series, import).',
+    help: 'Source runs on this instance, by source and outcome (ok, not_published, fetch, series, import).',
     labelNames: ['source', 'outcome'] as const,
     registers,
   });
@@ -58,7 +58,7 @@ export function createSourceMetrics(
   return {
     /** Counts one run of `source`. */
     observe(source: string, run: SourceRun, ms: number): void {
-      runs.inc({ source, outcome: run.ok ? 'ok' : run.stage });
+      runs.inc({ source, outcome: run.ok ? (run.notPublished ? 'not_published' : 'ok') : run.stage });
       latency.observe({ source }, ms / 1000);
       if (run.ok) points.inc({ source }, run.written);
       else failures.inc({ source });

@@ -34,6 +34,8 @@ export interface SourceStatus {
   readonly nextRunAt: number | undefined;
   /** Points written by the last successful run. */
   readonly pointsWritten: number | undefined;
+  /** Epoch ms of the last run whose upstream had published nothing for its window. */
+  readonly lastNotPublishedAt: number | undefined;
   readonly failuresInARow: number;
   /** The start of the newest local day complete in every series the source fills (epoch ms). */
   readonly newestCompleteDayAt: number | undefined;
@@ -91,6 +93,7 @@ export class SourceRunner {
     lastSuccessAt: undefined,
     lastError: undefined,
     pointsWritten: undefined,
+    lastNotPublishedAt: undefined,
     failuresInARow: 0,
     newestCompleteDayAt: undefined,
     retryAfterUntil: undefined,
@@ -237,6 +240,13 @@ export class SourceRunner {
     if (!run.ok) {
       this.failed(run.message, run.failure?.retryAfterMs, slot);
       await this.sharing;
+      return;
+    }
+    if (run.notPublished) {
+      // The upstream answered, with nothing yet: no failure to back off from, no write to report.
+      // The schedule asks again (docs/sources.md "Not published").
+      this.state = { ...this.state, lastNotPublishedAt: at, retryAfterUntil: undefined, failuresInARow: 0 };
+      await this.share();
       return;
     }
     this.state = {

@@ -4,7 +4,7 @@
  * name). And the window of a backfill, from local dates.
  */
 import { dayBounds, isCalendarDate } from '../domain/time/days.js';
-import { lastRunWords } from './run-spacing.js';
+import { type LastOutcome, lastOutcome, lastRunWords, NOT_PUBLISHED } from './run-spacing.js';
 import type { RunOutcome, SourceStatus } from './source-runner.js';
 import { termsOfSource } from './source-terms.js';
 import type { SourceWindow, UpstreamTerms } from './types.js';
@@ -21,6 +21,10 @@ export interface SourceView {
   readonly running: boolean;
   readonly lastRun: string | null;
   readonly lastSuccess: string | null;
+  /** What the last run did: wrote points, found nothing published yet, or failed (docs/sources.md). */
+  readonly lastOutcome: LastOutcome | null;
+  /** The last run whose upstream had published nothing for its window. */
+  readonly lastNotPublished: string | null;
   readonly lastError: { readonly at: string; readonly message: string } | null;
   readonly failuresInARow: number;
   readonly nextRun: string | null;
@@ -49,6 +53,8 @@ export function sourceView(status: SourceStatus): SourceView {
     running: status.running,
     lastRun: iso(status.lastRunAt),
     lastSuccess: iso(status.lastSuccessAt),
+    lastOutcome: lastOutcome(status) ?? null,
+    lastNotPublished: iso(status.lastNotPublishedAt),
     lastError: status.lastError
       ? { at: iso(status.lastError.at) ?? '', message: status.lastError.message }
       : null,
@@ -71,7 +77,7 @@ export interface RunView {
    * is going; `too_soon`: no run happened, the upstream may not be asked yet (`lastRun` says what
    * the last run did, `nextRunAllowedAt` from when it may).
    */
-  readonly outcome: 'written' | 'failed' | 'busy' | 'too_soon';
+  readonly outcome: 'written' | 'not_published' | 'failed' | 'busy' | 'too_soon';
   readonly message: string;
   readonly from: string | null;
   readonly to: string | null;
@@ -80,7 +86,7 @@ export interface RunView {
   readonly nextRunAllowedAt: string | null;
   readonly lastRun: {
     readonly at: string;
-    readonly outcome: 'written' | 'failed';
+    readonly outcome: LastOutcome;
     readonly message: string;
     readonly pointsWritten: number;
   } | null;
@@ -112,10 +118,12 @@ export function runView(source: string, outcome: RunOutcome): RunView {
       series: [],
       ...more,
     };
-  const message = `${source} wrote ${run.written} point${run.written === 1 ? '' : 's'}`;
+  const message = run.notPublished
+    ? `${source}: ${NOT_PUBLISHED}`
+    : `${source} wrote ${run.written} point${run.written === 1 ? '' : 's'}`;
   return {
     source,
-    outcome: 'written',
+    outcome: run.notPublished ? 'not_published' : 'written',
     message,
     from,
     to,
@@ -145,7 +153,7 @@ function tooSoonView(source: string, outcome: Extract<RunOutcome, { reason: 'too
   const said =
     lastRun === null
       ? ''
-      : `; its last run (${lastRun.at}) ${lastRun.outcome === 'written' ? lastRun.message : `failed: ${lastRun.message}`}`;
+      : `; its last run (${lastRun.at}) ${lastRun.outcome === 'failed' ? `failed: ${lastRun.message}` : lastRun.message}`;
   return {
     source,
     outcome: 'too_soon',

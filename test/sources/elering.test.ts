@@ -120,7 +120,12 @@ describe('the elering connector', () => {
         window,
         stores,
       );
-      assert.deepEqual(run, { ok: true, written: 92, series: [{ symbol: 'EE', points: 92, created: true }] });
+      assert.deepEqual(run, {
+        ok: true,
+        written: 92,
+        series: [{ symbol: 'EE', points: 92, created: true }],
+        notPublished: false,
+      });
       const days = await stores.prices.dayProvenance?.('EE', '2026-03-29', '2026-03-30');
       assert.deepEqual(
         days?.map(({ date, source, complete }) => ({ date, source, complete })),

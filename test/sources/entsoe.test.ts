@@ -222,22 +222,26 @@ describe('the entsoe connector', () => {
     );
   });
 
-  test('an acknowledgement is a failed run with its reason, never an empty day', async () => {
+  test('"No matching data found" is nothing published yet; any other acknowledgement is a failed run with its reason', async () => {
+    const window = { from: Date.parse('2026-11-23T23:00Z'), to: Date.parse('2026-11-24T23:00Z') };
+    const connector = entsoe.create({ zone: 'NO1', token: TOKEN, baseUrl: upstream.url('/api') });
     for (const status of [200, 400]) {
       upstream.answer('/api', xml('acknowledgement-999.xml', status));
-      const connector = entsoe.create({ zone: 'NO1', token: TOKEN, baseUrl: upstream.url('/api') });
-      const result = await connector.fetchWindow({
-        from: Date.parse('2026-11-23T23:00Z'),
-        to: Date.parse('2026-11-24T23:00Z'),
-      });
-      assert.ok(!result.ok);
-      assert.equal(result.failure.kind, 'upstream');
-      assert.equal(result.failure.status, status);
-      assert.match(
-        result.failure.message,
-        /999 No matching data found for Data item Energy Prices \[12\.1\.D\]/,
-      );
+      assert.deepEqual(await connector.fetchWindow(window), { ok: true, series: [] }, `with ${status}`);
     }
+    // The same code with other words: the request itself was refused.
+    const tooMuch = fixture('entsoe/acknowledgement-999.xml')
+      .toString('utf8')
+      .replace(
+        /<text>No matching data found[^<]*<\/text>/,
+        '<text>The amount of requested data exceeds allowed limit.</text>',
+      );
+    upstream.answer('/api', { status: 400, headers: { 'content-type': 'text/xml' }, body: tooMuch });
+    const result = await connector.fetchWindow(window);
+    assert.ok(!result.ok);
+    assert.equal(result.failure.kind, 'upstream');
+    assert.equal(result.failure.status, 400);
+    assert.match(result.failure.message, /999 The amount of requested data exceeds allowed limit/);
   });
 
   test('an error status keeps Retry-After as data, and the token never shows in a message', async () => {

@@ -157,6 +157,7 @@ describe('the nordpool connector', () => {
         ok: true,
         written: 92,
         series: [{ symbol: 'NO1', points: 92, created: true }],
+        notPublished: false,
       });
       const days = await stores.prices.dayProvenance?.('NO1', '2026-03-29', '2026-03-30');
       assert.deepEqual(

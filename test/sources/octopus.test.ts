@@ -232,6 +232,7 @@ describe('the octopus connector', () => {
         ok: true,
         written: 143,
         series: [{ symbol: 'AGILE-24-10-01-C', points: 143, created: true }],
+        notPublished: false,
       });
       const days = await stores.prices.dayProvenance?.('AGILE-24-10-01-C', '2025-10-25', '2025-10-28');
       // 26 October lacks its null half hour; 27 October its last hour, not published yet.

@@ -203,7 +203,12 @@ describe('the omie connector', () => {
     try {
       const connector = omie.create({ zone: 'ES', file: 'marginalpdbc', baseUrl: upstream.url('/') }, LATER);
       const run = await runSource(connector, DAY_2026_03_29, stores, { name: 'omie-es', now: LATER.now });
-      assert.deepEqual(run, { ok: true, written: 92, series: [{ symbol: 'ES', points: 92, created: true }] });
+      assert.deepEqual(run, {
+        ok: true,
+        written: 92,
+        series: [{ symbol: 'ES', points: 92, created: true }],
+        notPublished: false,
+      });
       const days = await stores.prices.dayProvenance?.('ES', '2026-03-29', '2026-03-30');
       assert.deepEqual(
         days?.map((d) => [d.date, d.source, d.complete]),

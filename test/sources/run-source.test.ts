@@ -53,6 +53,7 @@ describe('runSource', () => {
     const run = await runSource(entsoeDeLu(), DST_DAY, stores);
     assert.deepEqual(run, {
       ok: true,
+      notPublished: false,
       written: 100,
       series: [{ symbol: 'DE-LU', points: 100, created: true }],
     });
@@ -84,6 +85,7 @@ describe('runSource', () => {
     const lower = await runSource(entsoeDeLu(), DST_DAY, stores, { ranking: ['entsoe-de-lu', 'entsoe'] });
     assert.deepEqual(lower, {
       ok: true,
+      notPublished: false,
       written: 0,
       series: [{ symbol: 'DE-LU', points: 100, created: false }],
     });
@@ -104,6 +106,7 @@ describe('runSource', () => {
     const again = await runSource(entsoeDeLu(), DST_DAY, stores);
     assert.deepEqual(again, {
       ok: true,
+      notPublished: false,
       written: 100,
       series: [{ symbol: 'DE-LU', points: 100, created: false }],
     });
@@ -119,13 +122,10 @@ describe('runSource', () => {
     assert.deepEqual(after.slice(1), first.slice(1));
   });
 
-  test('an acknowledgement writes nothing and creates no series', async () => {
+  test('"no matching data" is not published: it writes nothing and creates no series', async () => {
     upstream.answer('/api', { status: 200, body: fixture('entsoe/acknowledgement-999.xml') });
     const run = await runSource(entsoeDeLu(), DST_DAY, stores);
-    assert.ok(!run.ok);
-    assert.equal(run.stage, 'fetch');
-    assert.equal(run.failure?.kind, 'upstream');
-    assert.match(run.message, /No matching data found/);
+    assert.deepEqual(run, { ok: true, written: 0, series: [], notPublished: true });
     assert.equal(await stores.prices.getSeries('DE-LU'), undefined);
   });
 
@@ -172,6 +172,7 @@ describe('runSource', () => {
     const run = await runSource(connector, DST_DAY, stores);
     assert.deepEqual(run, {
       ok: true,
+      notPublished: false,
       written: 24,
       series: [{ symbol: 'DE-LU', points: 24, created: false }],
     });
@@ -215,6 +216,7 @@ describe('runSource', () => {
     const run = await runSource(ecbHistory(['NOK', 'ISK', 'CYP']), ECB_DAYS, stores);
     assert.deepEqual(run, {
       ok: true,
+      notPublished: false,
       written: 9,
       series: [
         { symbol: 'EURNOK', points: 5, created: true },

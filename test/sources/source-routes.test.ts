@@ -226,6 +226,27 @@ describe('sources through the API', () => {
     assert.match(metrics.body, /pricepoint_source_runs_total\{source="entsoe-no1",outcome="fetch"\} 1/);
   });
 
+  test('an upstream with nothing for the window yet is not_published: no failure, nothing written, one status', async () => {
+    upstream.answer('/api', { body: fixture('entsoe/acknowledgement-999.xml') });
+    const answer = await ask('POST', '/api/v1/sources/entsoe-no1/run?from=2026-11-25&to=2026-11-25');
+    assert.equal(answer.statusCode, 200, answer.body);
+    assert.equal(answer.json().outcome, 'not_published');
+    assert.equal(answer.json().pointsWritten, 0);
+    assert.match(answer.json().message, /published nothing for the window yet/);
+    const [source] = (await ask('GET', '/api/v1/sources')).json().sources;
+    assert.equal(source.lastOutcome, 'not_published');
+    assert.equal(source.lastNotPublished, new Date(clock.now()).toISOString());
+    // Not a failure: the one before it (the 401) no longer counts in a row; the last write stays.
+    assert.equal(source.failuresInARow, 0);
+    assert.equal(source.pointsWritten, 22);
+    const metrics = await ask('GET', '/metrics');
+    assert.match(
+      metrics.body,
+      /pricepoint_source_runs_total\{source="entsoe-no1",outcome="not_published"\} 1/,
+    );
+    assert.match(metrics.body, /pricepoint_source_failures_total\{source="entsoe-no1"\} 1/);
+  });
+
   test('the token appears in no answer, log line or metric', () => {
     assert.ok(upstream.requests.some((url) => url.searchParams.get('securityToken') === TOKEN));
     const everything = SEEN.join('\n');

@@ -60,6 +60,16 @@ const SourceSchema = Type.Object({
   running: Type.Boolean(),
   lastRun: Instant,
   lastSuccess: Instant,
+  lastOutcome: Type.Union(
+    [Type.Literal('written'), Type.Literal('not_published'), Type.Literal('failed'), Type.Null()],
+    {
+      description:
+        'What the last run did: written (points stored), not_published (the upstream answered with no price for the window yet: no failure, nothing written), failed; null before the first run.',
+    },
+  ),
+  lastNotPublished: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'The last run whose upstream had published nothing for its window.',
+  }),
   lastError: Type.Union([
     Type.Object({ at: Type.String({ format: 'date-time' }), message: Type.String() }),
     Type.Null(),
@@ -90,10 +100,16 @@ const SourceListSchema = Type.Object({ sources: Type.Array(SourceSchema) });
 const RunSchema = Type.Object({
   source: Type.String(),
   outcome: Type.Union(
-    [Type.Literal('written'), Type.Literal('failed'), Type.Literal('busy'), Type.Literal('too_soon')],
+    [
+      Type.Literal('written'),
+      Type.Literal('not_published'),
+      Type.Literal('failed'),
+      Type.Literal('busy'),
+      Type.Literal('too_soon'),
+    ],
     {
       description:
-        'written: the points are stored; failed: nothing was stored; busy: the source is running already; too_soon: not run again, inside the minimum spacing or the upstream’s Retry-After (see lastRun and nextRunAllowedAt).',
+        'written: the points are stored; not_published: the upstream answered with no price for the window yet (no failure); failed: nothing was stored; busy: the source is running already; too_soon: not run again, inside the minimum spacing or the upstream’s Retry-After (see lastRun and nextRunAllowedAt).',
     },
   ),
   message: Type.String({ description: 'What happened, in plain words (a failure in the upstream’s own).' }),
@@ -110,7 +126,7 @@ const RunSchema = Type.Object({
     [
       Type.Object({
         at: Type.String({ format: 'date-time' }),
-        outcome: Type.Union([Type.Literal('written'), Type.Literal('failed')]),
+        outcome: Type.Union([Type.Literal('written'), Type.Literal('not_published'), Type.Literal('failed')]),
         message: Type.String(),
         pointsWritten: Type.Integer({ minimum: 0 }),
       }),

@@ -100,6 +100,12 @@ async function fetchA44(
   const { answer } = got;
   const text = bodyText(answer);
   const read = readA44(text);
+  // Reason 999 "No matching data found" (with 200 or 400): nothing is published for the window yet,
+  // as an empty answer of the other upstreams says (docs/sources.md "Not published"). Every other
+  // acknowledgement, 999 with other words included (a request too large), is a refusal.
+  if (read.kind === 'acknowledgement' && read.reasons.length > 0 && read.reasons.every(noMatchingData)) {
+    return { ok: true, series: [] };
+  }
   if (read.kind === 'acknowledgement') {
     const words = read.reasons.map((r) => `${r.code} ${r.text}`.trim()).join('; ') || 'no reason given';
     const failure = statusFailure(answer, plainWords(words, [settings.token]), 'upstream');
@@ -114,6 +120,10 @@ async function fetchA44(
   }
   return pricesOf(read.timeSeries, zone, settings, window);
 }
+
+/** The acknowledgement reason that means "nothing published for this window". */
+const noMatchingData = (reason: { code: string; text: string }) =>
+  reason.code === '999' && /^No matching data found/i.test(reason.text);
 
 function pricesOf(
   all: readonly A44TimeSeries[],
