@@ -1,8 +1,9 @@
 /**
  * README.md's "Real prices without a token" as a newcomer follows it: its config block (with the
- * source's `baseUrl` pointed at a local stand-in for Energi Data Service: the only change), the server
+ * source's `baseUrl` pointed at a local stand-in for Energy-Charts: the only change), the server
  * started as its first block starts it, and its second block run as written. The stand-in serves
- * quarter hours around now, so today's DK1 comes back real, complete and named by its source.
+ * quarter hours around now in Energy-Charts' `/price` format, so today's NL comes back real,
+ * complete, named by its source and with its licence.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -22,18 +23,17 @@ const QUARTER = 15 * 60_000;
 /** The price the stand-in gives the quarter hour starting at `start`: 40.00 to 63.75 over a day. */
 const priceAt = (start: number) => 40 + ((start / QUARTER) % 96) / 4;
 
-/** Energi Data Service's `DayAheadPrices` answer: the quarter hours of three days either side of now. */
-function dayAheadPrices(now: number): string {
+/** Energy-Charts' `/price?bzn=NL` answer: the quarter hours of three days either side of now. */
+function energyChartsPrices(now: number): string {
   const first = Math.floor(now / QUARTER) * QUARTER - 3 * 86_400_000;
-  const records = Array.from({ length: 6 * 96 }, (_, i) => {
-    const start = first + i * QUARTER;
-    return {
-      TimeUTC: new Date(start).toISOString().slice(0, 19),
-      PriceArea: 'DK1',
-      DayAheadPriceEUR: priceAt(start),
-    };
+  const starts = Array.from({ length: 6 * 96 }, (_, i) => first + i * QUARTER);
+  return JSON.stringify({
+    license_info: 'CC BY 4.0 (creativecommons.org/licenses/by/4.0) from Bundesnetzagentur | SMARD.de',
+    unix_seconds: starts.map((start) => start / 1000),
+    price: starts.map(priceAt),
+    unit: 'EUR / MWh',
+    deprecated: false,
   });
-  return JSON.stringify({ total: records.length, dataset: 'DayAheadPrices', records });
 }
 
 describe('README: real prices without a token', () => {
@@ -43,19 +43,17 @@ describe('README: real prices without a token', () => {
 
   before(async () => {
     upstream = await new FakeUpstream().start();
-    upstream.answer('/dataset/DayAheadPrices', {
+    upstream.answer('/price', {
       headers: { 'content-type': 'application/json' },
-      body: dayAheadPrices(Date.now()),
+      body: energyChartsPrices(Date.now()),
     });
     const dataDir = await tempDir('pricepoint-readme-open-');
     folder = await repositoryLike(dataDir);
     const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
     assert.ok(block, 'the section has a yaml block');
     const config = parse(block) as { sources: Record<string, Record<string, unknown>> };
-    assert.deepEqual(config, {
-      sources: { dk1: { type: 'energidataservice', area: 'DK1', currency: 'EUR' } },
-    });
-    (config.sources.dk1 as Record<string, unknown>).baseUrl = upstream.url('/');
+    assert.deepEqual(config, { sources: { nl: { type: 'energycharts', zone: 'NL' } } });
+    (config.sources.nl as Record<string, unknown>).baseUrl = upstream.url('/');
     writeFileSync(join(folder, 'pricepoint.yaml'), stringify(config));
     // The first block exports the config file and runs `npm start`, which serves with --dev-data.
     assert.equal(startBlock?.text, 'export PRICEPOINT_CONFIG=pricepoint.yaml\nnpm start\n');
@@ -70,17 +68,17 @@ describe('README: real prices without a token', () => {
     await upstream.close();
   });
 
-  test('the second block fetches DK1 and reads today back, complete, from the source dk1', async () => {
+  test('the second block fetches NL and reads today back, complete, from the source nl, with its licence', async () => {
     assert.ok(fetchBlock, 'the section has a second sh block');
     const run = await runShBlock(fetchBlock.text, { folder, port: server.port });
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     assert.ok(
-      upstream.requests.some((url) => url.pathname === '/dataset/DayAheadPrices'),
+      upstream.requests.some((url) => url.pathname === '/price' && url.searchParams.get('bzn') === 'NL'),
       'the source asked the stand-in',
     );
     const line = run.stdout.split('\n').find((text) => text.startsWith('{"generatedAt"'));
     assert.ok(line, `the curl answered prices: ${run.stdout}`);
-    const [dk1] = (
+    const [nl] = (
       JSON.parse(line) as {
         series: {
           symbol: string;
@@ -92,13 +90,13 @@ describe('README: real prices without a token', () => {
         }[];
       }
     ).series;
-    assert.deepEqual([dk1?.symbol, dk1?.complete, dk1?.source], ['DK1', true, 'dk1']);
+    assert.deepEqual([nl?.symbol, nl?.complete, nl?.source], ['NL', true, 'nl']);
     assert.deepEqual(
-      [dk1?.license, dk1?.attribution],
-      ['CC-BY-4.0', 'Source: Energinet (www.energidataservice.dk)'],
-      'the terms the README names',
+      [nl?.license, nl?.attribution],
+      ['CC-BY-4.0', 'CC BY 4.0 (creativecommons.org/licenses/by/4.0) from Bundesnetzagentur | SMARD.de'],
+      'the licence the README names, and the credit the upstream asks for',
     );
-    assert.ok((dk1?.prices.length ?? 0) >= 92, 'a whole day of quarter hours');
-    for (const { start, price } of dk1?.prices ?? []) assert.equal(price, priceAt(Date.parse(start)), start);
+    assert.ok((nl?.prices.length ?? 0) >= 92, 'a whole day of quarter hours');
+    for (const { start, price } of nl?.prices ?? []) assert.equal(price, priceAt(Date.parse(start)), start);
   });
 });

@@ -28,7 +28,7 @@ const RUN_ELSEWHERE: readonly (Listed & { readonly test: string })[] = [
   },
   {
     file: 'README.md',
-    first: 'PRICEPOINT_CONFIG=pricepoint.yaml npx pricepoint sources run dk1',
+    first: 'PRICEPOINT_CONFIG=pricepoint.yaml npx pricepoint sources run nl',
     test: 'test/cli/readme-open-prices.test.ts',
   },
   {
