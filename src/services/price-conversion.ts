@@ -88,11 +88,15 @@ export function checkConversion(series: readonly Series[], query: ConversionQuer
   }
 }
 
-interface Rate {
+/** An FX rate as stored, with the end of its interval: it is published once that has passed. */
+export interface Rate {
   readonly start: number;
   readonly end: number;
   readonly price: string;
 }
+
+/** The rates of `series` that convert prices starting `from` to `to` (`ratesBetween`). */
+export type RatesReader = (series: Series, from: number, to: number) => Promise<Rate[]>;
 
 /**
  * Converts the days of one series (consecutive, as served) as `query` asks. An interval no rate was
@@ -101,7 +105,7 @@ interface Rate {
  * when none), and each interval names its own rate when the day's rates differ.
  */
 export async function convertDays<T extends ConvertibleDay>(
-  prices: PriceStore,
+  rates: RatesReader,
   days: readonly T[],
   query: ConversionQuery,
   fx: FxPairs,
@@ -127,10 +131,10 @@ export async function convertDays<T extends ConvertibleDay>(
   const firstPoint = days.find((d) => d.prices.length > 0)?.prices[0];
   const lastPoint = days.findLast((d) => d.prices.length > 0)?.prices.at(-1);
   const rateSeries = await fxSeries(symbol);
-  const rates =
+  const read =
     rateSeries === undefined || firstPoint === undefined || lastPoint === undefined
       ? []
-      : await ratesBetween(prices, rateSeries, Date.parse(firstPoint.start), Date.parse(lastPoint.start));
+      : await rates(rateSeries, Date.parse(firstPoint.start), Date.parse(lastPoint.start));
   const places = unit === undefined || from === undefined ? 0 : ENERGY_UNITS[unit] - ENERGY_UNITS[from];
   // Each rate is read as a number and named once, however many intervals use it.
   const exact = new Map<Rate, { readonly factor: ExactDecimal; readonly used: FxUsed }>();
@@ -152,8 +156,8 @@ export async function convertDays<T extends ConvertibleDay>(
     for (const p of d.prices) {
       const start = instantOf(p.start);
       // Rates and intervals both ascend: the newest rate whose interval ended by this start.
-      while (next < rates.length && (rates[next] as Rate).end <= start) next++;
-      const rate = rates[next - 1];
+      while (next < read.length && (read[next] as Rate).end <= start) next++;
+      const rate = read[next - 1];
       const found = rate === undefined || rate.end > start ? undefined : exactOf(rate);
       used.push(found);
       if (found === undefined) {
@@ -198,7 +202,12 @@ export async function convertDays<T extends ConvertibleDay>(
  * newest one published by `from`. A rate counts as published when its interval has ended: a daily
  * reference rate is known on its day's evening, so prices of a day use the previous day's rate.
  */
-async function ratesBetween(prices: PriceStore, series: Series, from: number, to: number): Promise<Rate[]> {
+export async function ratesBetween(
+  prices: PriceStore,
+  series: Series,
+  from: number,
+  to: number,
+): Promise<Rate[]> {
   const rate = (p: StoredPrice): Rate => ({
     start: p.start,
     end: intervalEnd(p.start, series.timezone, series.resolution),

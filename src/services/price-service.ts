@@ -24,6 +24,8 @@ import {
   convertDays,
   type FxPairs,
   type FxUsed,
+  type Rate,
+  ratesBetween,
   type Unconverted,
 } from './price-conversion.js';
 import { daySum, type Ranked, REFERENCE_DAYS, rankDaysAfter } from './ranking.js';
@@ -183,6 +185,9 @@ export function createPriceService({
     weigh: (days) => days.reduce((points, day) => points + 1 + day.prices.length, 0),
   });
 
+  // FX rates by series and span: a few hundred short lists.
+  const rateCache = createReadCache<Rate[]>({ ...cacheOptions, maxEntries: 1_000 });
+
   // The days before a ranked day, summed once per series and day (./reference-sums.ts).
   const referenceSums = createReferenceSums(cacheOptions);
 
@@ -261,9 +266,18 @@ export function createPriceService({
     return all.find((s) => s.symbol === symbol);
   }
 
+  /**
+   * The FX rates that convert a span of days, kept like the days (tagged with the FX series): each
+   * request for the same days in another zone spelling, resolution or tariff reads them once.
+   */
+  const readRates = (series: Series, from: number, to: number) =>
+    rateCache.read(`${series.symbol}|${from}|${to}`, [series.symbol], () =>
+      ratesBetween(prices, series, from, to),
+    );
+
   /** Days of one series in the currency and unit asked (new objects; the cached days stay as stored). */
   function converted(days: AnsweredDay[], query: DayQuery): Promise<AnsweredDay[]> {
-    return convertDays(prices, days, query, fx, fxSeries);
+    return convertDays(readRates, days, query, fx, fxSeries);
   }
 
   /**
@@ -421,6 +435,7 @@ export function createPriceService({
     forget(symbols: readonly string[]): void {
       seriesCache.forget([ALL_SERIES]);
       dayCache.forget(symbols);
+      rateCache.forget(symbols);
       referenceSums.forget(symbols);
     },
 
