@@ -33,6 +33,28 @@ const PUBLISHER_TIER: Tier = {
 /** A series the catalogue does not have yet (a source creates it on its first run) is looked for again this often. */
 const UNKNOWN_SERIES_RETRY_MS = 15 * 60_000;
 
+/** How long each step of closing may wait for the broker. */
+const SHUTDOWN_STEP_MS = 2_000;
+
+/** Whether `work` settled within `ms` (its failure counts as settled). */
+async function withinMs(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Time as the publisher sees it; tests move it by hand, so no test waits for an interval to end. */
 export interface MqttClock {
   now(): number;
@@ -112,7 +134,6 @@ export function startMqttPublisher(config: MqttConfig, deps: MqttPublisherDeps):
   /** Reads the series now and sends its state (and its discovery configs where they changed). */
   async function publishSeries(series: MqttSeries): Promise<void> {
     const now = clock.now();
-    let wakeAt: number | undefined;
     try {
       const answer = await deps.prices.range(
         PUBLISHER_TIER,
@@ -126,7 +147,8 @@ export function startMqttPublisher(config: MqttConfig, deps: MqttPublisherDeps):
       );
       const today = answer.series[0];
       if (today === undefined) return;
-      wakeAt = nextBoundary(now, today.timezone, today.resolution);
+      // Set before anything is sent: whoever sees this state can count on the next one coming.
+      if (client !== undefined) schedule(series, nextBoundary(now, today.timezone, today.resolution));
       if (config.discovery) {
         const discovered = { ...today, tariff: today.tariff };
         for (const { topic, config: body } of discoveryMessages(config, discovered)) {
@@ -147,9 +169,7 @@ export function startMqttPublisher(config: MqttConfig, deps: MqttPublisherDeps):
       if (message !== lastError)
         log?.warn({ symbol: series.symbol, err: error }, `MQTT: ${series.symbol}: ${message}`);
       lastError = message;
-      wakeAt ??= now + UNKNOWN_SERIES_RETRY_MS;
-    } finally {
-      if (wakeAt !== undefined && client !== undefined) schedule(series, wakeAt);
+      if (client !== undefined) schedule(series, now + UNKNOWN_SERIES_RETRY_MS);
     }
   }
 
@@ -242,11 +262,17 @@ export function startMqttPublisher(config: MqttConfig, deps: MqttPublisherDeps):
     unsubscribe?.();
     unsubscribe = undefined;
     if (c === undefined) return;
-    await Promise.allSettled(queues.values());
+    // Bounded: with the broker away a message waits for its acknowledgement for ever, and a
+    // shutdown must not. A clean DISCONNECT keeps the will unsent (another instance may be online).
+    await withinMs(Promise.allSettled(queues.values()), SHUTDOWN_STEP_MS);
     if (sayOffline && c.connected) {
-      await c.publishAsync(statusTopic(config), 'offline', { qos: 1, retain: true }).catch(() => {});
+      await withinMs(
+        c.publishAsync(statusTopic(config), 'offline', { qos: 1, retain: true }),
+        SHUTDOWN_STEP_MS,
+      );
     }
-    await c.endAsync(!c.connected).catch(() => {});
+    const ended = await withinMs(c.endAsync(!c.connected), SHUTDOWN_STEP_MS);
+    if (!ended) await c.endAsync(true).catch(() => {});
   }
 
   async function holdLease(): Promise<void> {

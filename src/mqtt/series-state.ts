@@ -85,6 +85,7 @@ function point(p: AnsweredPoint) {
     end: p.end,
     price: Number(p.price),
     ...(p.total !== undefined && {
+      spot: Number(p.spot),
       fees: Number(p.fees),
       vat: Number(p.vat),
       total: Number(p.total),
