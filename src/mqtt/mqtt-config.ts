@@ -46,6 +46,11 @@ const MqttSchema = Type.Object(
 
 type MqttEntry = Static<typeof MqttSchema>;
 
+const UNION_RULES: Readonly<Record<string, string>> = {
+  cheapestHours: 'must be a whole number of hours from 1 to 24, or a list of them',
+  series: 'must be a list of series symbols, or of { symbol, tariff }',
+};
+
 /** One series to publish, with the tariff its totals are computed under. */
 export interface MqttSeries {
   /** Upper-case, as the API matches it. */
@@ -92,8 +97,14 @@ export function parseMqtt(raw: unknown, env: Env): MqttConfig | undefined {
   if (raw === undefined || raw === null) return undefined;
   const first = Value.Errors(MqttSchema, raw).First();
   if (first !== undefined) {
-    const where = ['mqtt', ...first.path.split('/').filter(Boolean)].join('.');
-    throw new MqttConfigError(where, first.message.toLowerCase());
+    const path = first.path.split('/').filter(Boolean);
+    const where = ['mqtt', ...path].join('.');
+    // A union's own message ("expected union value") says nothing of what would do.
+    const said = UNION_RULES[path[0] ?? ''];
+    throw new MqttConfigError(
+      where,
+      said !== undefined && path.length <= 2 ? said : first.message.toLowerCase(),
+    );
   }
   const entry = raw as MqttEntry;
   const url = brokerUrl(entry.url);
