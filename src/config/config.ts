@@ -61,8 +61,8 @@ export type Config = Omit<Settings, ReplacedInConfig> & {
   readonly fx: FxPairs;
   /** The config file's `tariffs:` by name (docs/tariffs.md); none without a file. */
   readonly tariffs: Readonly<Record<string, Tariff>>;
-  /** The config file's `mqtt:` (docs/mqtt.md); undefined without one: nothing is published. */
-  readonly mqtt: MqttConfig | undefined;
+  /** The config file's `mqtt:` (docs/mqtt.md); absent without one: nothing is published. */
+  readonly mqtt?: MqttConfig;
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -209,7 +209,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     sources,
     fx,
     tariffs,
-    mqtt,
+    ...(mqtt !== undefined && { mqtt }),
     ...overrides,
   };
   if (!isAbsolute(config.databasePath) && config.databasePath !== ':memory:') {

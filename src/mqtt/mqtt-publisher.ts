@@ -33,6 +33,14 @@ const PUBLISHER_TIER: Tier = {
 /** A series the catalogue does not have yet (a source creates it on its first run) is looked for again this often. */
 const UNKNOWN_SERIES_RETRY_MS = 15 * 60_000;
 
+function lossSignal(): { promise: Promise<void>; settle: () => void } {
+  let settle = () => {};
+  const promise = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  return { promise, settle };
+}
+
 /** How long each step of closing may wait for the broker. */
 const SHUTDOWN_STEP_MS = 2_000;
 
@@ -123,17 +131,23 @@ export function startMqttPublisher(config: MqttConfig, deps: MqttPublisherDeps):
   const queues = new Map<string, Promise<void>>();
   /** Discovery configs as last sent on this connection: unchanged ones are not sent again. */
   let sentDiscovery = new Map<string, string>();
-  let lastError: string | undefined;
+  /** Per series, the last failure logged: a failure that repeats at every wake is logged once. */
+  const lastErrors = new Map<string, string>();
 
+  /** Settles when the current connection is lost: a message in flight then never hears back. */
+  let connectionLost: { promise: Promise<void>; settle: () => void } = lossSignal();
+
+  /** Sends while connected; settles when acknowledged or when the connection is lost. */
   function publish(topic: string, payload: string): Promise<unknown> {
     const c = client;
     if (c === undefined || !c.connected) return Promise.resolve();
-    return c.publishAsync(topic, payload, { qos: 1, retain: true });
+    return Promise.race([c.publishAsync(topic, payload, { qos: 1, retain: true }), connectionLost.promise]);
   }
 
   /** Reads the series now and sends its state (and its discovery configs where they changed). */
   async function publishSeries(series: MqttSeries): Promise<void> {
     const now = clock.now();
+    let scheduled = false;
     try {
       const answer = await deps.prices.range(
         PUBLISHER_TIER,
@@ -149,9 +163,9 @@ export function startMqttPublisher(config: MqttConfig, deps: MqttPublisherDeps):
       if (today === undefined) return;
       // Set before anything is sent: whoever sees this state can count on the next one coming.
       if (client !== undefined) schedule(series, nextBoundary(now, today.timezone, today.resolution));
+      scheduled = true;
       if (config.discovery) {
-        const discovered = { ...today, tariff: today.tariff };
-        for (const { topic, config: body } of discoveryMessages(config, discovered)) {
+        for (const { topic, config: body } of discoveryMessages(config, today)) {
           const payload = JSON.stringify(body);
           if (sentDiscovery.get(topic) === payload) continue;
           await publish(topic, payload);
@@ -163,13 +177,16 @@ export function startMqttPublisher(config: MqttConfig, deps: MqttPublisherDeps):
           publish(stateTopic(config, series.symbol, topic), payload),
         ),
       );
+      lastErrors.delete(series.symbol);
     } catch (error) {
-      // A series not in the catalogue yet, or a tariff that does not apply to it: said once per change.
+      // A series not in the catalogue yet, a tariff that does not apply to it, a refused message:
+      // each said once, and tried again at the next boundary (or soon, where there is none yet).
       const message = error instanceof ApiError ? error.message : (error as Error).message;
-      if (message !== lastError)
+      if (lastErrors.get(series.symbol) !== message) {
         log?.warn({ symbol: series.symbol, err: error }, `MQTT: ${series.symbol}: ${message}`);
-      lastError = message;
-      if (client !== undefined) schedule(series, now + UNKNOWN_SERIES_RETRY_MS);
+      }
+      lastErrors.set(series.symbol, message);
+      if (client !== undefined && !scheduled) schedule(series, now + UNKNOWN_SERIES_RETRY_MS);
     }
   }
 
@@ -206,6 +223,7 @@ export function startMqttPublisher(config: MqttConfig, deps: MqttPublisherDeps):
     });
     client = c;
     c.on('connect', () => {
+      connectionLost = lossSignal();
       failures = 0;
       sentDiscovery = new Map();
       log?.info({ broker: redacted(config.url) }, 'MQTT: connected; publishing');
@@ -214,7 +232,10 @@ export function startMqttPublisher(config: MqttConfig, deps: MqttPublisherDeps):
     c.on('error', (error) => {
       if (failures <= 1) log?.warn({ err: error, broker: redacted(config.url) }, `MQTT: ${error.message}`);
     });
-    c.on('close', () => reconnectSoon(c));
+    c.on('close', () => {
+      connectionLost.settle();
+      reconnectSoon(c);
+    });
     if (deps.events !== undefined && unsubscribe === undefined) {
       const hub = new EventHub(deps.events, (error) =>
         log?.warn({ err: error }, 'MQTT: reading price events failed'),
