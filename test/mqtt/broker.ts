@@ -5,7 +5,7 @@
  * except with `CI=true`, where that is a failure.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import mqtt, { type MqttClient } from 'mqtt';
 
 const BINARIES = ['/usr/sbin/mosquitto', 'mosquitto'];
@@ -60,6 +60,7 @@ export async function startBroker(port?: number): Promise<Broker> {
     child.stderr?.on('data', look);
     child.once('exit', (code) => reject(new Error(`mosquitto exited with ${code}: ${output}`)));
   });
+  await accepting(chosen);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     port: chosen,
@@ -69,6 +70,23 @@ export async function startBroker(port?: number): Promise<Broker> {
       await exited;
     },
   };
+}
+
+/** Resolves once 127.0.0.1:`port` accepts a connection: "running" can come just before the listener. */
+async function accepting(port: number): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (attempt >= 200) throw new Error(`mosquitto does not accept connections on port ${port}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 export interface Subscriber {

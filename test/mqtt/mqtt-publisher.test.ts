@@ -353,10 +353,15 @@ describeOrSkip('MQTT publishing to a real Mosquitto broker', { skip: mosquittoSk
     const sub = await subscribe(broker.url, [prefix]);
     const prices = createPriceService({ prices: harness.stores.prices, clock: harness.clock.read });
     const connected = { a: 0, b: 0 };
+    // Two instances: each its own connection to the one lease table, as two processes would have.
+    const leases = {
+      a: sqliteLease(join(dir, 'leases.db'), { ttlMs: 60_000 }),
+      b: sqliteLease(join(dir, 'leases.db'), { ttlMs: 60_000 }),
+    };
     const start = (name: 'a' | 'b') =>
       startMqttPublisher(config, {
         prices,
-        lease: sqliteLease(join(dir, 'leases.db'), { ttlMs: 60_000 }),
+        lease: leases[name],
         clock: new ManualClock(harness),
         leaseEveryMs: 20,
         log: {
@@ -380,6 +385,8 @@ describeOrSkip('MQTT publishing to a real Mosquitto broker', { skip: mosquittoSk
     } finally {
       await a.close();
       await b?.close();
+      await leases.a.close();
+      await leases.b.close();
       await sub.close();
       await harness.close();
       rmSync(dir, { recursive: true, force: true });
