@@ -85,7 +85,11 @@ interface Setup {
 }
 
 /** A harness on the development data set, a publisher of NO1 (with the household tariff) and DE-LU. */
-async function setUp(broker: Broker, now: string): Promise<Setup> {
+async function setUp(
+  broker: Broker,
+  now: string,
+  series: readonly unknown[] = [{ symbol: 'NO1', tariff: 'no1-household' }, 'de-lu'],
+): Promise<Setup> {
   const harness = await createHarness({ now });
   const clock = new ManualClock(harness);
   const prefix = `pp-test-${randomUUID().slice(0, 8)}`;
@@ -95,7 +99,7 @@ async function setUp(broker: Broker, now: string): Promise<Setup> {
       url: broker.url,
       topicPrefix: prefix,
       discoveryPrefix: discovery,
-      series: [{ symbol: 'NO1', tariff: 'no1-household' }, 'de-lu'],
+      series,
       cheapestHours: [1, 3],
     },
     {},
@@ -312,6 +316,46 @@ describeOrSkip('MQTT publishing to a real Mosquitto broker', { skip: mosquittoSk
       const today = doc['today'] as { prices: ApiPoint[] };
       assert.equal(today.prices.length, 96);
       assert.ok(today.prices.every((p) => p.price === 55.5 && p.rank === 1));
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a day published for the first time through the API fills tomorrow', async () => {
+    // EURNOK has no tomorrow until its rate is published: the upload makes the day complete.
+    const s = await setUp(broker, '2026-11-22T10:15:03.120Z', ['EURNOK']);
+    try {
+      const { subscriber: sub, prefix, harness } = s;
+      const before = parsed(await sub.until(`${prefix}/EURNOK/prices`));
+      assert.deepEqual((before['tomorrow'] as { prices: unknown[] }).prices, []);
+      const { key } = await harness.createKey({ tier: 'pro', scopes: ['read', 'write'] });
+      const response = await harness.app.inject({
+        method: 'PUT',
+        url: '/api/v1/series/EURNOK/prices',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        payload: JSON.stringify([{ start: '2026-11-23T00:00:00+01:00', price: 11.5847 }]),
+      });
+      assert.equal(response.statusCode, 200, response.body);
+      const doc = parsed(
+        await sub.until(
+          `${prefix}/EURNOK/prices`,
+          (p) => (parsed(p)['tomorrow'] as { prices: unknown[] }).prices.length > 0,
+        ),
+      );
+      assert.deepEqual(doc['tomorrow'], {
+        date: '2026-11-23',
+        complete: true,
+        prices: [
+          {
+            start: '2026-11-23T00:00:00+01:00',
+            end: '2026-11-24T00:00:00+01:00',
+            price: 11.5847,
+            rank: 1,
+            // Against the mean of the 7 days before, which the development data keeps near this rate.
+            level: 'normal',
+          },
+        ],
+      });
     } finally {
       await s.close();
     }
