@@ -71,6 +71,8 @@ const FileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    // Checked by ../mqtt/mqtt-config.ts, which names the field (docs/mqtt.md).
+    mqtt: Type.Optional(Type.Unknown()),
     // Named tariffs for tariff= (docs/tariffs.md).
     tariffs: Type.Optional(
       Type.Record(Type.String({ pattern: NAME }), TariffSchema, { additionalProperties: false }),
@@ -89,6 +91,8 @@ export interface FileSettings {
   readonly fx?: FxPairs;
   /** The `tariffs:` by name, checked (docs/tariffs.md). */
   readonly tariffs?: Readonly<Record<string, Tariff>>;
+  /** The `mqtt:` entry as written, checked by `parseMqtt`. */
+  readonly mqtt?: unknown;
 }
 
 /** Reads and checks the file at the absolute `path`; an empty file sets nothing. */
@@ -118,8 +122,10 @@ export function readConfigFile(path: string): FileSettings {
     sources,
     fx,
     tariffs: tariffEntries,
+    mqtt,
     ...values
   } = data as {
+    mqtt?: unknown;
     tiers?: Record<string, TierOverride>;
     sources?: Record<string, unknown>;
     fx?: FxPairs;
@@ -148,5 +154,6 @@ export function readConfigFile(path: string): FileSettings {
     ...(sources !== undefined && { sources }),
     ...(fx !== undefined && { fx }),
     ...(tariffs !== undefined && { tariffs }),
+    ...(mqtt !== undefined && { mqtt }),
   };
 }

@@ -10,6 +10,7 @@ import { withDevConfig } from '../dev-data/dev-config.js';
 import { DEFAULT_TIERS, mergeTiers, type Tier, type TierOverride } from '../domain/limits/tiers.js';
 import type { Tariff } from '../domain/money/tariff.js';
 import { type TzSourceOptions, tzFolderProblem } from '../domain/time/tz-source.js';
+import { checkMqttTariffs, type MqttConfig, MqttConfigError, parseMqtt } from '../mqtt/mqtt-config.js';
 import { parseSources, type SourceConfig, SourceConfigError } from '../sources/source-config.js';
 import { type FxPairs, readConfigFile } from './config-file.js';
 import { ConfigError } from './setting-kinds.js';
@@ -60,6 +61,8 @@ export type Config = Omit<Settings, ReplacedInConfig> & {
   readonly fx: FxPairs;
   /** The config file's `tariffs:` by name (docs/tariffs.md); none without a file. */
   readonly tariffs: Readonly<Record<string, Tariff>>;
+  /** The config file's `mqtt:` (docs/mqtt.md); absent without one: nothing is published. */
+  readonly mqtt?: MqttConfig;
 };
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -74,6 +77,8 @@ function readSettings(
   sources: SourceConfig[];
   fx: FxPairs;
   tariffs: Readonly<Record<string, Tariff>>;
+  mqtt: MqttConfig | undefined;
+  filePath: string | undefined;
 } {
   const configFile = SETTINGS.configFile.kind.parse(env.PRICEPOINT_CONFIG ?? '', 'PRICEPOINT_CONFIG');
   const filePath = configFile === undefined ? undefined : resolve(cwd, configFile);
@@ -109,7 +114,16 @@ function readSettings(
     if (!(error instanceof SourceConfigError)) throw error;
     throw new ConfigError(`PRICEPOINT_CONFIG: ${filePath}: ${error.message}`);
   }
+  let mqtt: MqttConfig | undefined;
+  try {
+    mqtt = parseMqtt(file?.mqtt, env);
+  } catch (error) {
+    if (!(error instanceof MqttConfigError)) throw error;
+    throw new ConfigError(`PRICEPOINT_CONFIG: ${filePath}: ${error.message}`);
+  }
   return {
+    mqtt,
+    filePath,
     settings: chosen as Settings,
     tiers: { ...file?.tiers },
     sources,
@@ -174,7 +188,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     }
   }
   const cwd = process.cwd();
-  const { settings, tiers: tierOverrides, sources, fx, tariffs } = readSettings(env, cwd);
+  const { settings, tiers: tierOverrides, sources, fx, tariffs, mqtt, filePath } = readSettings(env, cwd);
   const tls = tlsSettings(settings, cwd);
   let tiers: Record<string, Tier>;
   try {
@@ -195,10 +209,19 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     sources,
     fx,
     tariffs,
+    ...(mqtt !== undefined && { mqtt }),
     ...overrides,
   };
   if (!isAbsolute(config.databasePath) && config.databasePath !== ':memory:') {
     throw new ConfigError('databasePath: must be absolute');
   }
-  return config.devData ? withDevConfig(config) : config;
+  const final = config.devData ? withDevConfig(config) : config;
+  // Only now: the development data set's tariffs apply where the file has none.
+  try {
+    checkMqttTariffs(final.mqtt, Object.keys(final.tariffs));
+  } catch (error) {
+    if (!(error instanceof MqttConfigError)) throw error;
+    throw new ConfigError(`PRICEPOINT_CONFIG: ${filePath}: ${error.message}`);
+  }
+  return final;
 }

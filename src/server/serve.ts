@@ -10,6 +10,7 @@ import { localDate } from '../domain/time/days.js';
 import { describeTzSource } from '../domain/time/tz-source.js';
 import { useTzSource } from '../domain/time/zone.js';
 import { createMetrics } from '../http/metrics.js';
+import { startMqtt } from '../mqtt/start.js';
 import { warnAboutOffGridPoints } from '../services/grid-check.js';
 import { openSources } from '../sources/sources.js';
 import type { Stores } from '../stores/types.js';
@@ -153,6 +154,20 @@ export async function startServer(config: Config): Promise<Running> {
   sources.start();
   // Webhook deliveries (docs/webhooks.md): beside serving, so an import never waits for a receiver.
   const deliveries = startDeliveries(config, stores, app.log);
+  // Prices to an MQTT broker, for Home Assistant (docs/mqtt.md); none without `mqtt:` in the config file.
+  const mqtt = await startMqtt(config, {
+    prices: composed.services.prices,
+    events: stores.events,
+    log: { info: (f, m) => app?.log.info(f, m), warn: (f, m) => app?.log.warn(f, m) },
+  }).catch(async (error: unknown) => {
+    await app?.close();
+    await deliveries?.stop();
+    await sources.close();
+    await threads?.close();
+    await stores.close();
+    logStream.close();
+    throw error;
+  });
   app.log.info({ tz }, `time zone data: ${describeTzSource(tz)}`);
   // Stored points written under older zone rules: one warning, from a scan that runs beside serving.
   const offGridScan = new AbortController();
@@ -178,6 +193,7 @@ export async function startServer(config: Config): Promise<Running> {
         clearInterval(reaper);
       }
       await offGridScanned;
+      await mqtt?.close();
       await deliveries?.stop();
       await sources.close();
       await threads?.close();
