@@ -185,6 +185,13 @@ export function createPriceService({
     weigh: (days) => days.reduce((points, day) => points + 1 + day.prices.length, 0),
   });
 
+  // Days as answered under conversion, a tariff or ranks (`answeredDays`), bounded like the days.
+  const answeredCache = createReadCache<AnsweredDay[]>({
+    ...cacheOptions,
+    maxEntries: 5_000,
+    maxWeight: 250_000,
+    weigh: (days) => days.reduce((points, day) => points + 1 + day.prices.length, 0),
+  });
   // FX rates by series and span: a few hundred short lists.
   const rateCache = createReadCache<Rate[]>({ ...cacheOptions, maxEntries: 1_000 });
 
@@ -358,7 +365,24 @@ export function createPriceService({
    * Consecutive days of one series as answered: converted, under the tariff, ranked. With `rank`,
    * the levels are against the sums of the days from `reference` (./reference-sums.ts).
    */
-  async function answeredDays(w: DayPlan['wanted'][number], query: DayQuery): Promise<AnsweredDay[]> {
+  /**
+   * Days as answered: converted, priced under a tariff and ranked as `query` asks. A few days so
+   * answered are kept like the days they are made of (tagged with the series and its FX series), so
+   * the same household's days asked again by another URL (another spelling of the zone, another
+   * symbol order, CSV after JSON) are valued once; their JSON then comes from the renderer's cache.
+   */
+  function answeredDays(w: DayPlan['wanted'][number], query: DayQuery): Promise<AnsweredDay[]> {
+    const plain = query.currency === undefined && query.unit === undefined && query.rank !== true;
+    if (plain || daysBetween(w.date, w.to) >= 7) return valuedAndRanked(w, query);
+    const served = servedResolution(w.series.resolution, query.resolution);
+    const key = [w.series.symbol, w.date, w.to, w.zone, served, query.currency, query.unit, query.tariff]
+      .concat(query.rank === true ? ['rank', w.reference] : [])
+      .join('|');
+    const tags = [w.series.symbol, ...(fxSymbolsOf([w.series], query, fx).fxSymbols ?? [])];
+    return answeredCache.read(key, tags, () => valuedAndRanked(w, query));
+  }
+
+  async function valuedAndRanked(w: DayPlan['wanted'][number], query: DayQuery): Promise<AnsweredDay[]> {
     const [asked, before] = await Promise.all([
       seriesDays(w.series, w.date, w.to, w.zone, query.resolution),
       query.rank === true ? referenceOf(w, query) : [],
@@ -435,6 +459,7 @@ export function createPriceService({
     forget(symbols: readonly string[]): void {
       seriesCache.forget([ALL_SERIES]);
       dayCache.forget(symbols);
+      answeredCache.forget(symbols);
       rateCache.forget(symbols);
       referenceSums.forget(symbols);
     },
