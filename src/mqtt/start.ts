@@ -4,9 +4,7 @@
  * embedded database file otherwise.
  */
 import type { Config } from '../config/config.js';
-import { memoryLease, migrateLeases, postgresLease, type SourceLease } from '../sources/source-lease.js';
-import { sqliteLease } from '../sources/sqlite-lease.js';
-import { createPool } from '../stores/postgres/database.js';
+import { openLease } from '../sources/sources.js';
 import { type MqttPublisher, type MqttPublisherDeps, startMqttPublisher } from './mqtt-publisher.js';
 
 /**
@@ -29,18 +27,4 @@ export async function startMqtt(
       }
     },
   };
-}
-
-async function openLease(databaseUrl: string | undefined, databasePath: string): Promise<SourceLease> {
-  if (databaseUrl === undefined) {
-    return databasePath === ':memory:' ? memoryLease() : sqliteLease(databasePath);
-  }
-  const pool = createPool(databaseUrl, { max: 1 });
-  try {
-    await migrateLeases(pool);
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
-  return postgresLease(pool);
 }

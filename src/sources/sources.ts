@@ -118,7 +118,11 @@ export async function openSources(sources: readonly SourceConfig[], deps: Source
   return opened;
 }
 
-async function openLease(
+/**
+ * The lease the configured database keeps (docs/scale-out.md): PostgreSQL's table, the SQLite
+ * file's, or in memory; shared by the sources and the MQTT publisher.
+ */
+export async function openLease(
   databaseUrl: string | undefined,
   databasePath: string | undefined,
 ): Promise<SourceLease> {
