@@ -5,7 +5,7 @@
  * limits it like any call with that key. Stdout carries the protocol and nothing else.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { createMcpServer } from '../mcp/tools.js';
 import { CliError } from './cli-error.js';
 
@@ -18,17 +18,27 @@ export function registerMcpCommand(program: Command, deps: { env: NodeJS.Process
     .description(
       'an MCP server over stdio whose tools call the API at PRICEPOINT_URL with the key in PRICEPOINT_API_KEY',
     )
+    // Stdout is the protocol's: with --json only a refusal to start is printed, as JSON, on stderr.
+    .addOption(new Option('--json', 'print a refusal to start as JSON on stderr'))
     .action(async () => {
       const key = deps.env.PRICEPOINT_API_KEY;
       if (key === undefined || key === '') {
-        throw new CliError('missing_api_key', 'PRICEPOINT_API_KEY must hold the key the tools call the API with', 2);
+        throw new CliError(
+          'missing_api_key',
+          'PRICEPOINT_API_KEY must hold the key the tools call the API with',
+          2,
+        );
       }
       const base = deps.env.PRICEPOINT_URL || DEFAULT_URL;
       let origin: URL;
       try {
         origin = new URL(base);
       } catch {
-        throw new CliError('invalid_setting', `PRICEPOINT_URL: "${base}" is not a URL such as ${DEFAULT_URL}`, 2);
+        throw new CliError(
+          'invalid_setting',
+          `PRICEPOINT_URL: "${base}" is not a URL such as ${DEFAULT_URL}`,
+          2,
+        );
       }
       const server = createMcpServer(async (pathAndQuery) => {
         try {
@@ -43,7 +53,12 @@ export function registerMcpCommand(program: Command, deps: { env: NodeJS.Process
           const detail = `Pricepoint at ${origin.origin} could not be reached: ${cause}`;
           return {
             status: 503,
-            body: JSON.stringify({ title: 'Service unavailable', status: 503, code: 'service_unavailable', detail }),
+            body: JSON.stringify({
+              title: 'Service unavailable',
+              status: 503,
+              code: 'service_unavailable',
+              detail,
+            }),
           };
         }
       });

@@ -7,11 +7,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { type TObject, type TProperties, Type } from '@sinclair/typebox';
+import { ReadQueryFields } from '../http/read-query.js';
 import { CheapestQuerySchema } from '../http/routes/cheapest.js';
 import { DateParams, DayQuerySchema, RangeQuerySchema } from '../http/routes/prices.js';
-import { ReadQueryFields } from '../http/read-query.js';
 
 /** package.json sits two folders up from src/mcp and from dist/mcp. */
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {

@@ -100,16 +100,23 @@ describe('POST /mcp with the SDK client', () => {
     assert.equal(entry.currency, 'NOK');
     assert.equal(entry.unit, 'kWh');
     assert.equal(entry.prices.length, 96);
-    for (const key of ['total', 'spot', 'fees', 'vat', 'rank', 'level']) assert.ok(key in entry.prices[0], key);
+    for (const key of ['total', 'spot', 'fees', 'vat', 'rank', 'level'])
+      assert.ok(key in entry.prices[0], key);
     assert.deepEqual(
       { ...day.body, generatedAt: null },
       {
-        ...(await api('/api/v1/prices/today?symbols=NO1&currency=NOK&unit=kWh&tariff=no1-household&include=rank')),
+        ...(await api(
+          '/api/v1/prices/today?symbols=NO1&currency=NOK&unit=kWh&tariff=no1-household&include=rank',
+        )),
         generatedAt: null,
       },
     );
 
-    const range = await call(client, 'get_price_range', { from: 'yesterday', to: 'today', symbols: ['NO1', 'DE-LU'] });
+    const range = await call(client, 'get_price_range', {
+      from: 'yesterday',
+      to: 'today',
+      symbols: ['NO1', 'DE-LU'],
+    });
     assert.deepEqual(
       range.body.series.map((s: { symbol: string; date: string }) => `${s.symbol} ${s.date}`),
       ['NO1 2026-11-21', 'NO1 2026-11-22', 'DE-LU 2026-11-21', 'DE-LU 2026-11-22'],
@@ -172,7 +179,10 @@ describe('POST /mcp with the SDK client', () => {
     assert.equal((await call(client, 'list_series', {})).isError, false);
     assert.equal(await remaining(key), 2);
     assert.equal((await call(client, 'get_latest_prices', { symbols: 'NO1' })).isError, false);
-    assert.equal((await call(client, 'get_prices_for_day', { date: 'today', symbols: 'NO1' })).isError, false);
+    assert.equal(
+      (await call(client, 'get_prices_for_day', { date: 'today', symbols: 'NO1' })).isError,
+      false,
+    );
     assert.equal(await remaining(key), 0);
     const refused = await call(client, 'get_prices_for_day', { date: 'today', symbols: 'NO1' });
     assert.equal(refused.isError, true);

@@ -128,13 +128,17 @@ describe('pricepoint mcp over stdio', () => {
   });
 
   test('each tool call is counted against the key: a tier of two a day answers the third rate_limited', async () => {
-    const created = await runCli(['keys', 'create', '--tier', 'scant', '--name', 'agent', '--json'], settings);
+    const created = await runCli(
+      ['keys', 'create', '--tier', 'scant', '--name', 'agent', '--json'],
+      settings,
+    );
     const key = (onlyJson(created) as { key: string }).key;
     const client = await connect({ PRICEPOINT_URL: server.url, PRICEPOINT_API_KEY: key });
     await client.listTools();
     const usage = httpsClient(certFile);
     const left = async () =>
-      JSON.parse((await usage.get(`${server.url}/api/v1/usage`, { 'x-api-key': key })).text).limits[0].remaining;
+      JSON.parse((await usage.get(`${server.url}/api/v1/usage`, { 'x-api-key': key })).text).limits[0]
+        .remaining;
     assert.equal(await left(), 2, 'starting and listing tools take nothing');
     assert.equal((await call(client, 'get_latest_prices', { symbols: 'NO1' })).isError, false);
     assert.equal(await left(), 1);
