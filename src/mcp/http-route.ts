@@ -5,16 +5,36 @@
  * the same key guard, weights and limits as the call a client would make.
  */
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../domain/errors/api-error.js';
 import type { KeyGuard } from '../http/key-guard.js';
 import { createMcpServer } from './tools.js';
+
+/**
+ * A JSON-RPC message or a batch of them. What is not even that is refused here, as problem+json like
+ * every bad request; what the protocol itself refuses (an unknown method) is its own JSON-RPC error.
+ */
+const McpBody = Type.Union([Type.Object({}), Type.Array(Type.Object({}), { minItems: 1 })]);
+
+/** The transport answers only clients that take both JSON and an event stream (the MCP specification). */
+function acceptsBoth(accept: string | undefined): boolean {
+  const types = (accept ?? '').split(',').map((part) => part.split(';')[0]?.trim().toLowerCase());
+  return types.includes('application/json') && types.includes('text/event-stream');
+}
 
 export function mcpRoutes(app: FastifyInstance, deps: { keyGuard: KeyGuard }): void {
   app.post(
     '/mcp',
     // Not in the OpenAPI document: it is a protocol endpoint with its own description (docs/mcp.md).
-    { onRequest: deps.keyGuard({ count: false }), schema: { hide: true } },
+    { onRequest: deps.keyGuard({ count: false }), schema: { hide: true, body: McpBody } },
     async (request, reply) => {
+      if (!acceptsBoth(request.headers.accept)) {
+        throw new ApiError(
+          'not_acceptable',
+          'An MCP client sends Accept: application/json, text/event-stream (docs/mcp.md).',
+        );
+      }
       const keyHeaders: Record<string, string> = {};
       for (const name of ['x-api-key', 'authorization'] as const) {
         const value = request.headers[name];

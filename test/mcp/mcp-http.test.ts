@@ -171,6 +171,23 @@ describe('POST /mcp with the SDK client', () => {
     await assert.rejects(connect({ 'x-api-key': 'pp_live_0000000000000000000000000000000000' }), /401/);
   });
 
+  test('a POST no MCP client would send is answered problem+json, not a JSON-RPC error', async () => {
+    const post = (headers: Record<string, string>, body: string) =>
+      server.request('POST', '/mcp', { headers: { 'x-api-key': h.demoKey, ...headers }, body });
+    const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const notJsonRpc = await post(json, '5');
+    assert.equal(notJsonRpc.status, 400);
+    assert.match(String(notJsonRpc.headers['content-type']), /^application\/problem\+json/);
+    assert.equal(JSON.parse(notJsonRpc.text).code, 'invalid_parameter');
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const jsonOnly = await post({ ...json, accept: 'application/json' }, list);
+    assert.equal(jsonOnly.status, 406);
+    assert.equal(JSON.parse(jsonOnly.text).code, 'not_acceptable');
+    const listed = await post(json, list);
+    assert.equal(listed.status, 200);
+    assert.equal(JSON.parse(listed.text).result.tools.length, 5);
+  });
+
   test('each tool call is counted against the key; past its limit the tool answers rate_limited', async () => {
     const { key } = await h.createKey({ tier: 'tiny' });
     const client = await connect({ 'x-api-key': key });
