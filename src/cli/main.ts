@@ -19,6 +19,7 @@ import { registerCheckCommand } from './check-command.js';
 import { CliError } from './cli-error.js';
 import { registerImportCommand } from './import-command.js';
 import { registerKeyCommands } from './key-commands.js';
+import { registerMcpCommand } from './mcp-command.js';
 import { registerSeriesCommands } from './series-commands.js';
 import { registerSourceCommands } from './source-commands.js';
 import { registerWebhookCommands } from './webhook-commands.js';
@@ -118,6 +119,7 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
   registerSourceCommands(program, { print, config });
   registerWebhookCommands(program, { print, config });
   registerCheckCommand(program, { print, config });
+  registerMcpCommand(program, { env });
 
   program
     .command('tiers')

@@ -12,6 +12,8 @@ import type { Config } from '../config/config.js';
 import { DEMO_API_KEY } from '../dev-data/dev-data.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import type { EventStreamOptions } from '../events/stream-limits.js';
+import { mcpRoutes } from '../mcp/http-route.js';
+import { llmsTxtRoute } from '../mcp/llms-txt.js';
 import type { Services } from '../server/services.js';
 import type { Sources } from '../sources/sources.js';
 import { createWebhookService, sendOptionsOf } from '../webhooks/service.js';
@@ -257,6 +259,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   seriesAdminRoutes(app, { series: services.series, keyGuard });
   sourceRoutes(app, { sources: deps.sources, configured: config.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
+  mcpRoutes(app, { keyGuard });
+  llmsTxtRoute(app);
   if (stores.webhooks) {
     const send = sendOptionsOf(config);
     const webhooks = createWebhookService({

@@ -310,12 +310,43 @@ const junkBodyArb: fc.Arbitrary<Body> = fc.oneof(
   },
 );
 
+/** JSON-RPC messages of an MCP client (docs/mcp.md): tool lists, and tool calls with any arguments. */
+const mcpBodyArb: fc.Arbitrary<Body> = fc
+  .oneof(
+    fc.constant<unknown>({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    fc.record({
+      jsonrpc: fc.constant('2.0'),
+      id: fc.oneof(fc.nat(), fc.string()),
+      method: fc.constantFrom('tools/call', 'tools/list', 'initialize', 'nope'),
+      params: fc.record({
+        name: fc.constantFrom(
+          'list_series',
+          'get_prices_for_day',
+          'get_latest_prices',
+          'find_cheapest_window',
+          'x',
+        ),
+        arguments: fc.dictionary(
+          fc.constantFrom('symbols', 'date', 'from', 'to', 'tz', 'duration', 'tariff', 'x'),
+          fc.oneof(
+            fc.string(),
+            fc.constantFrom('NO1', 'today', 'PT1H', 'Europe/Oslo'),
+            fc.integer(),
+            fc.anything(),
+          ),
+        ),
+      }),
+    }),
+  )
+  .map((message): Body => ({ bytes: Buffer.from(JSON.stringify(message)), media: 'json' }));
+
 function specificBodyArb(ring: KeyRing, kind: Exclude<BodyKind, 'none'>): fc.Arbitrary<Body> {
   const key = keyTextArb(ring, ring.admin);
   if (kind === 'key') return keyBodyArb(key);
   if (kind === 'rotate') return rotateBodyArb;
   if (kind === 'series') return seriesBodyArb(key);
   if (kind === 'webhook') return webhookBodyArb;
+  if (kind === 'mcp') return mcpBodyArb;
   return fc.oneof(csvBodyArb(key), jsonLinesBodyArb(key));
 }
 

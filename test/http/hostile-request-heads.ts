@@ -235,7 +235,11 @@ function pathArb(ring: KeyRing, route: RouteSpec): fc.Arbitrary<string> {
 /** Headers besides the key and content type: the ones the app reads, and any others. */
 const otherHeadersArb: fc.Arbitrary<HeaderLines> = (() => {
   const accept = mostly(
-    fc.constantFrom('application/json', 'text/csv', '*/*', 'application/json;q=0.5, text/csv;q=0.9'),
+    fc.constantFrom(
+      ...['application/json', 'text/csv', '*/*', 'application/json;q=0.5, text/csv;q=0.9'],
+      // What an MCP client sends (POST /mcp, docs/mcp.md).
+      'application/json, text/event-stream',
+    ),
     fc.oneof(
       fc.constantFrom(...['image/png', 'text/*', 'application/problem+json', 'a/b/c;;q=x', ';', '*']),
       fc.constantFrom('text/csv;q=0, application/json;q=0', 'text/html,application/xml;q=0.9,*/*;q=0.8'),

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 // ---------------------------------------------------------------------------------------------
 
 type Access = 'open' | 'read' | 'write' | 'admin';
-export type BodyKind = 'none' | 'key' | 'rotate' | 'series' | 'prices' | 'webhook';
+export type BodyKind = 'none' | 'key' | 'rotate' | 'series' | 'prices' | 'webhook' | 'mcp';
 export type QueryName = 'symbols' | 'tz' | 'format' | 'resolution' | 'from' | 'to' | 'duration';
 
 export interface RouteSpec {
@@ -34,6 +34,7 @@ export const open = (url: string, method: RouteSpec['method'] = 'GET'): RouteSpe
 export const ROUTES: readonly RouteSpec[] = [
   ...['/', '/api', '/api/', '/api/v1', '/api/v1/'].map((url) => open(url)),
   open('/favicon.ico'),
+  open('/llms.txt'),
   open('/healthz'),
   open('/readyz'),
   open('/metrics'),
@@ -67,6 +68,7 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   { method: 'GET', url: '/api/v1/tariffs', access: 'read', query: [], body: 'none' },
   { method: 'GET', url: '/api/v1/usage', access: 'read', query: [], body: 'none' },
+  { method: 'POST', url: '/mcp', access: 'read', query: [], body: 'mcp' },
   { method: 'PUT', url: '/api/v1/series/:symbol', access: 'admin', query: [], body: 'series' },
   { method: 'PUT', url: '/api/v1/series/:symbol/prices', access: 'write', query: [], body: 'prices' },
   { method: 'POST', url: '/api/v1/keys', access: 'admin', query: [], body: 'key' },

@@ -39,7 +39,7 @@ import { parseDayName } from './prices.js';
 /** At most this many intervals in `count` (a month of quarter hours is 2,976). */
 const MAX_COUNT = 3_000;
 
-const CheapestQuerySchema = Type.Object(
+export const CheapestQuerySchema = Type.Object(
   {
     symbols: Type.String({
       description: 'Comma-separated series symbols (case-insensitive); the range is read for each.',

@@ -175,11 +175,11 @@ function dayResponses(description: string) {
   };
 }
 
-const DayQuerySchema = Type.Object(
+export const DayQuerySchema = Type.Object(
   { ...ReadQueryFields, ...ConversionFields, ...TariffField, ...IncludeField },
   { additionalProperties: false },
 );
-const DateParams = Type.Object(
+export const DateParams = Type.Object(
   {
     date: Type.String({
       description: 'YYYY-MM-DD, or today, tomorrow or yesterday (each in the zone the day is read in).',
@@ -187,7 +187,7 @@ const DateParams = Type.Object(
   },
   { additionalProperties: false },
 );
-const RangeQuerySchema = Type.Object(
+export const RangeQuerySchema = Type.Object(
   {
     from: Type.String({ description: 'First day, inclusive: YYYY-MM-DD, today, tomorrow or yesterday.' }),
     to: Type.String({ description: 'Last day, inclusive; at most 366 days after from.' }),
