@@ -6,7 +6,7 @@
  * like the day reads; never reusable past the interval they describe.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
 import { ApiError } from '../../domain/errors/api-error.js';
@@ -134,7 +134,7 @@ const ForecastAnswerSchema = Type.Object({
   }),
 });
 
-function responses(json: ReturnType<typeof Type.Object>, other: Record<string, unknown>) {
+function responses(json: TSchema, other: Record<string, unknown>) {
   const headers = { ...CACHE_HEADERS, ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER };
   return {
     200: {
@@ -300,11 +300,23 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceRouteDeps): void 
         tags: ['devices'],
         querystring: ForecastQuerySchema,
         headers: ReadHeadersSchema,
-        response: responses(ForecastAnswerSchema, {}),
+        response: responses(
+          Type.Union([
+            ForecastAnswerSchema,
+            Type.Array(RateSchema, {
+              description: "With format=evcc: `prices` alone, per kWh, evcc's api.Rates.",
+            }),
+          ]),
+          {},
+        ),
       },
     },
     async (request, reply) => {
       const q = request.query;
+      const accept = request.headers.accept;
+      if (accept !== undefined && new Negotiator(request).mediaType(['application/json']) === undefined) {
+        throw new ApiError('not_acceptable', 'This endpoint answers application/json.');
+      }
       const evcc = q.format === 'evcc';
       if (evcc && q.unit !== undefined && q.unit !== 'kWh') {
         throw new ApiError(
