@@ -36,6 +36,7 @@ import { requestId } from './request-id.js';
 import { createRequestRecorder } from './request-recorder.js';
 import { commonHeaders, EXPOSED_HEADERS } from './response-headers.js';
 import { cheapestRoutes } from './routes/cheapest.js';
+import { deviceRoutes } from './routes/devices.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { KeyViewSchema, keyRoutes } from './routes/keys.js';
@@ -249,6 +250,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.buildHeavy && { buildHeavy: deps.buildHeavy }),
   });
   cheapestRoutes(app, { prices: services.prices, keyGuard, answers, freshMs: config.readCacheMs, clock });
+  deviceRoutes(app, { prices: services.prices, keyGuard, answers, clock });
   priceWriteRoutes(app, {
     prices: stores.prices,
     imports: services.imports,

@@ -188,6 +188,10 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions = 
       security: [{ apiKey: [] }, { bearer: [] }],
       tags: [
         { name: 'prices', description: 'Price points of one or more days.' },
+        {
+          name: 'devices',
+          description: 'One series now, for devices, evcc, EMHASS and Home Assistant (docs/integrations.md).',
+        },
         { name: 'series', description: 'The catalogue: metadata and coverage.' },
         { name: 'usage', description: "The calling key's tier and limits." },
         { name: 'writes', description: 'Series metadata and prices (write and admin scopes).' },

@@ -104,7 +104,8 @@ function credentialArb(ring: KeyRing, route: RouteSpec): fc.Arbitrary<HeaderLine
 
 /** Query strings: known parameters with good and bad values, repeated, unknown ones, keys, odd separators. */
 function queryArb(ring: KeyRing, route: RouteSpec): fc.Arbitrary<string> {
-  const isRequired = (name: QueryName) => name === 'from' || name === 'to' || name === 'duration';
+  const isRequired = (name: QueryName) =>
+    name === 'from' || name === 'to' || name === 'duration' || name === 'hours';
   const required = route.query.filter(isRequired);
   const optional = route.query.filter((name) => !isRequired(name));
   const knownPair = (name: QueryName) => QUERY_VALUES[name].map((value): [string, string] => [name, value]);

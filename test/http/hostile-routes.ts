@@ -10,14 +10,14 @@ import fc from 'fast-check';
 
 type Access = 'open' | 'read' | 'write' | 'admin';
 export type BodyKind = 'none' | 'key' | 'rotate' | 'series' | 'prices' | 'webhook' | 'mcp';
-export type QueryName = 'symbols' | 'tz' | 'format' | 'resolution' | 'from' | 'to' | 'duration';
+export type QueryName = 'symbols' | 'tz' | 'format' | 'resolution' | 'from' | 'to' | 'duration' | 'hours';
 
 export interface RouteSpec {
   readonly method: 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS';
   /** Fastify's spelling: `:name` for a path parameter, `*` for the rest of the path. */
   readonly url: string;
   readonly access: Access;
-  /** The query parameters the route knows; `from`, `to` and `duration` are required where listed. */
+  /** The query parameters the route knows; `from`, `to`, `duration` and `hours` are required where listed. */
   readonly query: readonly QueryName[];
   readonly body: BodyKind;
 }
@@ -56,6 +56,27 @@ export const ROUTES: readonly RouteSpec[] = [
     url: '/api/v1/prices/cheapest',
     access: 'read',
     query: ['symbols', 'from', 'to', 'duration', 'tz', 'format'],
+    body: 'none',
+  },
+  {
+    method: 'GET',
+    url: '/api/v1/prices/now',
+    access: 'read',
+    query: ['symbols', 'format', 'resolution'],
+    body: 'none',
+  },
+  {
+    method: 'GET',
+    url: '/api/v1/prices/cheapest-now',
+    access: 'read',
+    query: ['symbols', 'hours', 'format', 'resolution'],
+    body: 'none',
+  },
+  {
+    method: 'GET',
+    url: '/api/v1/prices/forecast',
+    access: 'read',
+    query: ['symbols', 'format', 'resolution'],
     body: 'none',
   },
   { method: 'GET', url: '/api/v1/series', access: 'read', query: READ, body: 'none' },

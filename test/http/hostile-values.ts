@@ -113,7 +113,7 @@ export const QUERY_VALUES: Record<QueryName, fc.Arbitrary<string>> = {
       ...['Z', '../../etc/passwd', 'Europe/Oslo\u0000'],
     ),
   ),
-  format: mostly(fc.constantFrom('json', 'csv'), fc.constantFrom('JSON', 'xml', 'json,csv')),
+  format: mostly(fc.constantFrom('json', 'csv', 'text', 'evcc'), fc.constantFrom('JSON', 'xml', 'json,csv')),
   resolution: mostly(
     fc.constantFrom('PT15M', 'PT30M', 'PT1H', 'P1D'),
     fc.constantFrom('pt1h', 'PT1M', 'P1W', 'PT0S'),
@@ -124,6 +124,7 @@ export const QUERY_VALUES: Record<QueryName, fc.Arbitrary<string>> = {
     fc.constantFrom('PT1H', 'P1D', 'PT15M'),
     fc.constantFrom('pt3h', 'PT20M', 'P1W', 'PT0S', '3h'),
   ),
+  hours: mostly(fc.constantFrom('1', '4', '24'), fc.constantFrom('0', '25', '2.5', '-1', '099', '4h')),
 };
 
 /** A key as a client might hold it: right, of the wrong standing, or mangled in transit. */

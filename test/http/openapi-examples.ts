@@ -142,6 +142,28 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
     ];
   }
 
+  /** The examples every device answer shares (docs/integrations.md): `url` names one series. */
+  function deviceExamples(operation: string, url: string): Example[] {
+    return [
+      ex(operation, 200, 'JSON', () => get(url, reader)),
+      ex(operation, 200, 'JSON with the key as a bearer token', () =>
+        get(url, undefined, { authorization: `Bearer ${reader}` }),
+      ),
+      ex(operation, 200, 'under a tariff', () => get(`${url}&tariff=household`, reader)),
+      ex(operation, 200, 'the demo key', () => get(url, h.demoKey)),
+      ex(operation, 304, 'If-None-Match with the current ETag', () => notModified(url, reader)),
+      ex(operation, 400, 'an unknown parameter', () => get(`${url}&colour=red`, reader)),
+      ex(operation, 400, 'two series', () => get(`${url},DE-LU`, reader)),
+      ex(operation, 401, 'an unknown key', () => get(url, BAD_KEY)),
+      ex(operation, 401, 'a key in the query string', () => get(`${url}&api_key=${reader}`)),
+      ex(operation, 404, 'an unknown series', () => get(url.replace('NO1', 'NOPE'), reader)),
+      ex(operation, 406, 'Accept: image/png', () => get(url, reader, { accept: 'image/png' })),
+      ex(operation, 429, 'the limit of the tier is used up', () =>
+        overLimit(['read'], (key) => get(url, key)),
+      ),
+    ];
+  }
+
   /** A day example, and the conversions the price endpoints take (docs/data-model.md). */
   function priceExamples(operation: string, url: string): Example[] {
     const join = url.includes('?') ? '&' : '?';
@@ -253,6 +275,35 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
     ),
     ex('GET /api/v1/prices/cheapest', 404, 'an unknown series', () =>
       get('/api/v1/prices/cheapest?symbols=NO1,NOPE&duration=PT3H&from=today&to=today', reader),
+    ),
+
+    // The device answers (docs/integrations.md).
+    ...deviceExamples('GET /api/v1/prices/now', '/api/v1/prices/now?symbols=NO1'),
+    ex('GET /api/v1/prices/now', 200, 'the number alone, per kWh', () =>
+      get('/api/v1/prices/now?symbols=NO1&unit=kWh&format=text', reader),
+    ),
+    ex('GET /api/v1/prices/now', 200, 'the number alone by Accept', () =>
+      get('/api/v1/prices/now?symbols=NO1', reader, { accept: 'text/plain' }),
+    ),
+    ...deviceExamples('GET /api/v1/prices/cheapest-now', '/api/v1/prices/cheapest-now?symbols=NO1&hours=4'),
+    ex('GET /api/v1/prices/cheapest-now', 200, '1 or 0', () =>
+      get('/api/v1/prices/cheapest-now?symbols=NO1&hours=4&format=text', reader),
+    ),
+    ex('GET /api/v1/prices/cheapest-now', 400, 'hours missing', () =>
+      get('/api/v1/prices/cheapest-now?symbols=NO1', reader),
+    ),
+    ex('GET /api/v1/prices/cheapest-now', 400, 'more than 24 hours', () =>
+      get('/api/v1/prices/cheapest-now?symbols=NO1&hours=25', reader),
+    ),
+    ...deviceExamples('GET /api/v1/prices/forecast', '/api/v1/prices/forecast?symbols=NO1'),
+    ex('GET /api/v1/prices/forecast', 200, "evcc's list, per kWh", () =>
+      get('/api/v1/prices/forecast?symbols=NO1&format=evcc', reader),
+    ),
+    ex('GET /api/v1/prices/forecast', 200, 'half hours, for EMHASS', () =>
+      get('/api/v1/prices/forecast?symbols=NO1&resolution=PT30M&tariff=household', reader),
+    ),
+    ex('GET /api/v1/prices/forecast', 400, 'evcc per MWh', () =>
+      get('/api/v1/prices/forecast?symbols=NO1&format=evcc&unit=MWh', reader),
     ),
 
     // The catalogue.
