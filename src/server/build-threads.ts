@@ -15,7 +15,73 @@ import type { Config } from '../config/config.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import type { AnswerContent } from '../http/answer-cache.js';
 import type { DayJob } from '../http/render/day-content.js';
-import { type FromThread, type ThreadError, type ToThread, threadConfig } from './build-thread.js';
+import type { PriceReadConfig } from './price-reads.js';
+
+// What crosses between the server and its threads: plain data only, so that it can be cloned.
+
+/** What the server sends a build thread. */
+export type ToThread =
+  | { readonly type: 'build'; readonly id: number; readonly job: DayJob }
+  | { readonly type: 'forget'; readonly symbols: readonly string[] }
+  | { readonly type: 'close' };
+
+/** An error as it crosses to the server: an API error keeps its code, detail and problem members. */
+export type ThreadError =
+  | {
+      readonly api: {
+        readonly code: ApiError['code'];
+        readonly detail: string;
+        readonly extra?: Record<string, unknown>;
+        readonly retryAfterSeconds?: number;
+      };
+    }
+  | { readonly message: string };
+
+/** What a build thread sends the server. */
+export type FromThread =
+  | {
+      readonly type: 'built';
+      readonly id: number;
+      readonly content: AnswerContent;
+    }
+  | { readonly type: 'failed'; readonly id: number; readonly error: ThreadError }
+  | { readonly type: 'store-error'; readonly message: string };
+
+export function threadError(error: unknown): ThreadError {
+  if (error instanceof ApiError) {
+    const { extra, retryAfterSeconds } = error.options;
+    return {
+      api: {
+        code: error.code,
+        detail: error.detail,
+        ...(extra && { extra }),
+        ...(retryAfterSeconds !== undefined && { retryAfterSeconds }),
+      },
+    };
+  }
+  return { message: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * What a build thread is given of the configuration: plain data only (no connector, no secret but
+ * the database URL it connects with).
+ */
+export type ThreadConfig = PriceReadConfig &
+  Pick<Config, 'tzData' | 'databaseUrl' | 'databasePath' | 'databaseTimeoutMs'>;
+
+/** `config` as a build thread takes it. */
+export function threadConfig(config: Config): ThreadConfig {
+  return {
+    tzData: config.tzData,
+    databaseUrl: config.databaseUrl,
+    databasePath: config.databasePath,
+    databaseTimeoutMs: config.databaseTimeoutMs,
+    readCacheMs: config.readCacheMs,
+    fx: config.fx,
+    tariffs: config.tariffs,
+    sources: config.sources.map(({ name, type, settings }) => ({ name, type, settings })),
+  };
+}
 
 /**
  * A new thread on ./build-thread.js. Run from source (the tests, through tsx), that file is
