@@ -16,25 +16,20 @@ import { mcpRoutes } from '../mcp/http-route.js';
 import { llmsTxtRoute } from '../mcp/llms-txt.js';
 import type { Services } from '../server/services.js';
 import type { Sources } from '../sources/sources.js';
+import { createFastPath } from '../speed/fast-entry.js';
+import { requestId } from '../speed/request-id.js';
 import { createWebhookService, sendOptionsOf } from '../webhooks/service.js';
-import { createAnswerCache } from './answer-cache.js';
-import {
-  type ConnectionLimits,
-  connectionGuard,
-  DEFAULT_CONNECTION_LIMITS,
-  TLS_PROTOCOL,
-} from './connections.js';
-import { registerDocs } from './docs.js';
-import { createFastPath } from './fast-path.js';
-import { createHeavyReads } from './heavy-reads.js';
-import { createKeyGuard } from './key-guard.js';
+import { registerDocs } from './contract/docs.js';
+import { clientErrorAnswer, registerProblemHandling, sendProblem } from './contract/problem.js';
+import { foldEnumCase } from './contract/read-query.js';
+import { ProblemSchema } from './contract/schemas.js';
 import type { Metrics } from './metrics.js';
-import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
-import { foldEnumCase } from './read-query.js';
+import { createKeyGuard } from './pipeline/admit.js';
+import { createAnswerCache } from './pipeline/answer-cache.js';
+import { commonHeaders, EXPOSED_HEADERS } from './pipeline/headers.js';
+import { createHeavyReads } from './pipeline/heavy-reads.js';
+import { createRequestRecorder } from './pipeline/record.js';
 import type { DayBuilder } from './render/day-content.js';
-import { requestId } from './request-id.js';
-import { createRequestRecorder } from './request-recorder.js';
-import { commonHeaders, EXPOSED_HEADERS } from './response-headers.js';
 import { cheapestRoutes } from './routes/cheapest.js';
 import { deviceRoutes } from './routes/devices.js';
 import { eventRoutes } from './routes/events.js';
@@ -50,7 +45,12 @@ import { sourceRoutes } from './routes/sources.js';
 import { TariffSchema, tariffRoutes } from './routes/tariffs.js';
 import { usageRoutes } from './routes/usage.js';
 import { WebhookViewSchema, webhookRoutes } from './routes/webhooks.js';
-import { ProblemSchema } from './schemas.js';
+import {
+  type ConnectionLimits,
+  connectionGuard,
+  DEFAULT_CONNECTION_LIMITS,
+  TLS_PROTOCOL,
+} from './transport/connections.js';
 
 export interface AppDeps {
   /** Services and the stores they use, from the composition root (../server/compose.ts). */

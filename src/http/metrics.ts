@@ -5,7 +5,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { tzSource } from '../domain/time/zone.js';
-import { foldedCounter, foldedHistogram } from './folded-metrics.js';
+import { foldedCounter, foldedHistogram } from '../speed/folded-metrics.js';
 
 /** What the open event streams hold, for the metrics. */
 export interface EventStreamsHeld {
@@ -20,7 +20,7 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'pricepoint_' });
   const registers = [registry];
-  // What the connection guard reports (src/http/client-groups.ts); nothing until a server exists.
+  // What the connection guard reports (src/http/transport/client-groups.ts); nothing until a server exists.
   let unsent = (): { total: number; largestGroup: number } => ({ total: 0, largestGroup: 0 });
   // What the event stream route reports (src/http/routes/events.ts); nothing until it exists.
   let streams = (): EventStreamsHeld => ({ open: 0, unsent: 0, largestUnsent: 0 });

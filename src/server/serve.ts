@@ -13,11 +13,11 @@ import { createMetrics } from '../http/metrics.js';
 import { startMqtt } from '../mqtt/start.js';
 import { warnAboutOffGridPoints } from '../services/grid-check.js';
 import { openSources } from '../sources/sources.js';
+import { batchedDestination } from '../speed/log-destination.js';
 import type { Stores } from '../stores/types.js';
 import { startDeliveries } from '../webhooks/start.js';
 import { startBuildThreads } from './build-threads.js';
 import { composeApp } from './compose.js';
-import { batchedDestination } from './log-destination.js';
 import { openStores } from './open-stores.js';
 import { tlsMaterial } from './tls.js';
 

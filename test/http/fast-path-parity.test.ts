@@ -1,5 +1,5 @@
 /**
- * The fast entry point (src/http/fast-path.ts) changes nothing a client or an operator can see: the
+ * The fast entry point (src/speed/fast-entry.ts) changes nothing a client or an operator can see: the
  * same requests, sent to a server with it on and to one with it off (`PRICEPOINT_FAST_PATH`), get
  * the same status, header fields and body bytes, and leave the same log lines. Only what differs by
  * design is left out: `Date`, request ids (in the header and in a problem body), the time and

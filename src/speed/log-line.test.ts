@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
+import { epochText, hundredths, quoted, type RequestLine, requestLineWriter } from './log-line.js';
 import { requestId } from './request-id.js';
-import { epochText, hundredths, quoted, type RequestLine, requestLineWriter } from './request-log.js';
 
 /** A synchronous destination that keeps every line written. */
 function capture() {

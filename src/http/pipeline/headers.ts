@@ -3,7 +3,7 @@
  * entry point (fast-path.ts): CORS (docs/api.md: keys travel in headers, never in cookies, so any
  * origin may read), nosniff, and HSTS over HTTPS.
  */
-import { HSTS } from './problem.js';
+import { HSTS } from '../contract/problem.js';
 
 /** Response headers a browser script may read (CORS): limits, validators and the request id. */
 export const EXPOSED_HEADERS = [

@@ -5,11 +5,11 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../domain/errors/api-error.js';
-import type { Tier } from '../domain/limits/tiers.js';
-import type { Authenticator, Credentials, KeyMemo } from '../services/authenticator.js';
-import type { RateLimiter } from '../services/rate-limiter.js';
-import { hasScope, type KeyRecord, type Scope } from '../stores/types.js';
+import { ApiError } from '../../domain/errors/api-error.js';
+import type { Tier } from '../../domain/limits/tiers.js';
+import type { Authenticator, Credentials, KeyMemo } from '../../services/authenticator.js';
+import type { RateLimiter } from '../../services/rate-limiter.js';
+import { hasScope, type KeyRecord, type Scope } from '../../stores/types.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
 declare module 'fastify' {

@@ -21,7 +21,7 @@ import {
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
-import { addressGroup } from '../domain/net/client-address.js';
+import { addressGroup } from '../../domain/net/client-address.js';
 
 export interface ClientGroupLimits {
   /** Connections one group may hold open at once; 0: no bound. */

@@ -10,9 +10,9 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket, TlsOptions } from 'node:tls';
+import { plainHttpAnswer } from '../contract/problem.js';
+import type { Metrics } from '../metrics.js';
 import { clientGroups } from './client-groups.js';
-import type { Metrics } from './metrics.js';
-import { plainHttpAnswer } from './problem.js';
 
 export interface ConnectionLimits {
   /** The TLS handshake must be done within this many milliseconds of the connection opening. */

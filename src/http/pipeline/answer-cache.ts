@@ -12,7 +12,7 @@
  */
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import { boundedCache } from '../cache/bounded-cache.js';
+import { boundedCache } from '../../cache/bounded-cache.js';
 
 const brotli = promisify(brotliCompress);
 const gzipped = promisify(gzip);

@@ -23,15 +23,20 @@ import { performance } from 'node:perf_hooks';
 import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LimitReport } from '../domain/limits/fixed-window.js';
+import { handOverVerdict, requestCredentials, scopeRefusal } from '../http/pipeline/admit.js';
+import { answerCoding, answerFields, answerStatus } from '../http/pipeline/answer.js';
+import {
+  type AnswerCache,
+  answerKey,
+  type CachedAnswer,
+  type Coding,
+} from '../http/pipeline/answer-cache.js';
+import { RATE_LIMIT_FIELDS, rateLimitValues } from '../http/pipeline/rate-limit-headers.js';
+import type { RequestRecorder } from '../http/pipeline/record.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import type { KeyRecord, LimitGate } from '../stores/types.js';
-import { type AnswerCache, answerKey, type CachedAnswer, type Coding } from './answer-cache.js';
-import { answerCoding, answerFields, answerStatus } from './caching.js';
-import { handOverVerdict, requestCredentials, scopeRefusal } from './key-guard.js';
-import { RATE_LIMIT_FIELDS, rateLimitValues } from './rate-limit-headers.js';
 import { requestId } from './request-id.js';
-import type { RequestRecorder } from './request-recorder.js';
 import {
   checkFields,
   keptFieldsSymbol,

@@ -4,11 +4,11 @@
  * masked and no header is logged.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { ErrorCode } from '../domain/errors/api-error.js';
-import { maskKeysInUrl } from '../domain/keys/key-format.js';
-import type { CounterSlot, HistogramSlot } from './folded-metrics.js';
-import type { Metrics } from './metrics.js';
-import { requestLineWriter } from './request-log.js';
+import type { ErrorCode } from '../../domain/errors/api-error.js';
+import { maskKeysInUrl } from '../../domain/keys/key-format.js';
+import type { CounterSlot, HistogramSlot } from '../../speed/folded-metrics.js';
+import { requestLineWriter } from '../../speed/log-line.js';
+import type { Metrics } from '../metrics.js';
 
 /** What is known of a request once it is answered. */
 export interface AnsweredRequest {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
-import { boundedCache } from '../cache/bounded-cache.js';
+import { boundedCache } from '../../cache/bounded-cache.js';
 import { type AnswerCache, type CachedAnswer, type Coding, MIN_COMPRESS_BYTES } from './answer-cache.js';
 
 /** Seconds a client may reuse an answer holding today, tomorrow, the latest price or the catalogue. */

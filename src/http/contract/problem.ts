@@ -6,12 +6,12 @@
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
-import { ApiError, type ErrorCode, errorTitle } from '../domain/errors/api-error.js';
-import { maskKeys, maskKeysInUrl } from '../domain/keys/key-format.js';
+import { ApiError, type ErrorCode, errorTitle } from '../../domain/errors/api-error.js';
+import { maskKeys, maskKeysInUrl } from '../../domain/keys/key-format.js';
+import { requestId } from '../../speed/request-id.js';
+import { rateLimitHeaders } from '../pipeline/rate-limit-headers.js';
 import { DOCS_PREFIX } from './docs.js';
 import { errorStatus } from './error-status.js';
-import { rateLimitHeaders } from './rate-limit-headers.js';
-import { requestId } from './request-id.js';
 
 /**
  * A problem's `type`: the IANA registered type where one exists, else a reference to this server's
