@@ -45,7 +45,7 @@ export const DOCS_CSP: Readonly<Record<string, string>> = {
   'style-src': "'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
 };
 
-// src/http/ and dist/http/ both sit two levels below the package root.
+// src/http/contract/ and dist/http/contract/ both sit three levels below the package root.
 const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
