@@ -1,7 +1,7 @@
 /**
- * The `onRequest` hook of every keyed route: authenticate, then count against the tier's limits.
- * It runs before body parsing and validation, so an unauthenticated caller learns nothing else
- * and a refused request costs almost nothing.
+ * The admit step of every keyed request: authenticate, count against the tier's limits, check the
+ * scope. On the Fastify path it is the route's `onRequest` hook, before body parsing and validation,
+ * so an unauthenticated caller learns nothing else and a refused request costs almost nothing.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -35,7 +35,7 @@ export interface KeyGuardOptions {
 
 /**
  * The error of a key without `scope`, `undefined` for one that has it: the one scope check of the
- * key guard and the fast entry point.
+ * admit step, on either entry.
  * @example scopeRefusal(key, 'read') // undefined for a read key
  */
 export function scopeRefusal(key: KeyRecord, scope: Scope): ApiError | undefined {
@@ -45,67 +45,94 @@ export function scopeRefusal(key: KeyRecord, scope: Scope): ApiError | undefined
   });
 }
 
-/**
- * What a request presents to the authenticator: its key headers and query, and its client address
- * (`ip`, as Fastify's `trustProxy` works it out). `gatedLater` when the request is counted with its
- * address' failed-login budget as a gate (see `Credentials`). `headers`: the request's, when the
- * caller holds them already (each read of `raw.headers` goes through Node's getter).
- */
-export function requestCredentials(
-  raw: IncomingMessage,
-  ip: string,
-  gatedLater: boolean,
-  headers: IncomingHttpHeaders = raw.headers,
-): Credentials {
-  const url = raw.url ?? '';
-  const mark = url.indexOf('?');
-  return {
-    apiKeyHeader: headers['x-api-key'],
-    authorization: headers.authorization,
-    query: mark < 0 ? '' : url.slice(mark + 1),
-    ip,
-    gatedLater,
-    memo: connectionMemo(raw.socket),
-  };
+/** How the admit step of one app works: made once by `buildApp`, never shared between apps. */
+export interface AdmitOptions {
+  /**
+   * Remember per connection the key its client sent last, so that a key sent again is not hashed
+   * again (authenticator.ts `KeyMemo`): on with the speed switch (../../speed/README.md).
+   */
+  readonly keyMemo: boolean;
 }
 
-/** The key memo of each connection (authenticator.ts `KeyMemo`): it goes with the connection. */
-const memos = new WeakMap<object, KeyMemo>();
+/** A verdict the fast entry reached and left to the route's guard, with the instant the request came. */
+interface HandedOver {
+  readonly verdict: Promise<KeyRecord>;
+  readonly arrived: number;
+}
 
-function connectionMemo(socket: object): KeyMemo {
-  let memo = memos.get(socket);
-  if (memo === undefined) {
-    memo = { key: undefined, print: undefined, query: undefined };
-    memos.set(socket, memo);
+/**
+ * The admit step of the request pipeline (../README.md): who calls (key), under which tier, whether
+ * its limits allow it, whether its key has the scope. Both entries use one instance: the Fastify
+ * hook of each keyed route (`guard`) and the fast entry (`credentials`, `handOver`).
+ */
+export interface Admission {
+  /** The `onRequest` hook of a keyed route, made once per route. */
+  readonly guard: KeyGuard;
+  /**
+   * What a request presents to the authenticator: its key headers and query, and its client address
+   * `ip`. `gatedLater` when it is counted with its address' failed-login budget as a gate (see
+   * `Credentials`). `headers`: the request's, when the caller holds them already.
+   */
+  credentials(
+    raw: IncomingMessage,
+    ip: string,
+    gatedLater: boolean,
+    headers?: IncomingHttpHeaders,
+  ): Credentials;
+  /**
+   * Leaves the fast entry's key check of `raw` (and the instant, `performance.now()`, it arrived) to
+   * the guard of the route that answers it: a request is authenticated once, and a failed attempt
+   * counted once, whichever way it came in.
+   */
+  handOver(raw: IncomingMessage, verdict: Promise<KeyRecord>, arrived: number): void;
+  /** When the fast entry handed `raw` over: the instant it arrived, so its latency counts from there. */
+  arrivedAt(raw: IncomingMessage): number | undefined;
+}
+
+export type KeyGuard = (
+  options?: KeyGuardOptions,
+) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+export function createAdmission(auth: Authenticator, limiter: RateLimiter, options: AdmitOptions): Admission {
+  const memos = new WeakMap<object, KeyMemo>();
+  const handedOver = new WeakMap<IncomingMessage, HandedOver>();
+
+  function memoOf(socket: object): KeyMemo {
+    let memo = memos.get(socket);
+    if (memo === undefined) {
+      memo = { key: undefined, print: undefined, query: undefined };
+      memos.set(socket, memo);
+    }
+    return memo;
   }
-  return memo;
-}
 
-/**
- * Verdicts of the key check for requests the fast entry point (fast-path.ts) authenticated and then
- * handed to Fastify: the guard awaits that verdict instead of authenticating again, so a request is
- * authenticated once, and a failed attempt counted once, whichever way it came in. The fast entry
- * point hands over only requests for the counted read routes, which it authenticates as the guard
- * would (`gatedLater`).
- */
-const handedOver = new WeakMap<IncomingMessage, Promise<KeyRecord>>();
+  function credentials(
+    raw: IncomingMessage,
+    ip: string,
+    gatedLater: boolean,
+    headers: IncomingHttpHeaders = raw.headers,
+  ): Credentials {
+    const url = raw.url ?? '';
+    const mark = url.indexOf('?');
+    return {
+      apiKeyHeader: headers['x-api-key'],
+      authorization: headers.authorization,
+      query: mark < 0 ? '' : url.slice(mark + 1),
+      ip,
+      gatedLater,
+      ...(options.keyMemo && { memo: memoOf(raw.socket) }),
+    };
+  }
 
-/** Leaves the verdict the fast entry point reached for `raw` to the guard of the route that answers it. */
-export function handOverVerdict(raw: IncomingMessage, verdict: Promise<KeyRecord>): void {
-  // A route without a guard (none can match what the fast path hands over) must not leave it unhandled.
-  verdict.catch(() => {});
-  handedOver.set(raw, verdict);
-}
-
-export function createKeyGuard(auth: Authenticator, limiter: RateLimiter) {
-  return function keyGuard(options: KeyGuardOptions = {}) {
-    return async function guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      const key = await (handedOver.get(request.raw) ??
-        auth.authenticate(requestCredentials(request.raw, request.ip, options.count !== false)));
+  const guard: KeyGuard = (routeOptions = {}) =>
+    async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const counted = routeOptions.count !== false;
+      const key = await (handedOver.get(request.raw)?.verdict ??
+        auth.authenticate(credentials(request.raw, request.ip, counted)));
       request.caller = { key, tier: limiter.tierOf(key) };
-      if (options.count !== false) {
+      if (counted) {
         try {
-          const weight = options.weigh === undefined ? 1 : await options.weigh(request);
+          const weight = routeOptions.weigh === undefined ? 1 : await routeOptions.weigh(request);
           // The failed-login budget in the same store call: one Redis round trip per request.
           const taken = await limiter.take(key, request.ip, weight, auth.failureGate(request.ip));
           request.limitHeaders = rateLimitHeaders(taken.decision, taken.nowMs, taken.cost);
@@ -117,10 +144,18 @@ export function createKeyGuard(auth: Authenticator, limiter: RateLimiter) {
         reply.headers(request.limitHeaders);
       }
       // Checked after counting: a refused scope is an authenticated request like any other.
-      const refused = scopeRefusal(key, options.scope ?? 'read');
+      const refused = scopeRefusal(key, routeOptions.scope ?? 'read');
       if (refused !== undefined) throw refused;
     };
+
+  return {
+    guard,
+    credentials,
+    handOver(raw, verdict, arrived) {
+      // A route without a guard (none can match what the fast entry hands over) must not leave it unhandled.
+      verdict.catch(() => {});
+      handedOver.set(raw, { verdict, arrived });
+    },
+    arrivedAt: (raw) => handedOver.get(raw)?.arrived,
   };
 }
-
-export type KeyGuard = ReturnType<typeof createKeyGuard>;
