@@ -62,13 +62,13 @@ export interface FastEntryDeps {
   readonly requestId: () => string;
   /** True once the server is closing: Fastify then answers 503. */
   readonly closing: () => boolean;
-  /** Fastify's own listener, which answers everything the fast path does not. */
+  /** Fastify's own listener, which answers everything the fast entry does not. */
   readonly next: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 /**
  * The URLs of the counted read routes the answer cache can hold (every route under /api/v1/prices):
- * a strict subset of what Fastify's router sends to them, so a request the fast path
+ * a strict subset of what Fastify's router sends to them, so a request the fast entry
  * authenticates is one that Fastify would authenticate and count the same way.
  */
 const SERVABLE = /^\/api\/v1\/prices(?:\/[0-9A-Za-z-]{1,32})?(?:\?|$)/;
@@ -188,7 +188,7 @@ export function createFastEntry(deps: FastEntryDeps) {
       }
     } catch (error) {
       if (res.headersSent) {
-        deps.log.error({ err: error }, 'the fast path failed after writing its head');
+        deps.log.error({ err: error }, 'the fast entry failed after writing its head');
         return;
       }
     }

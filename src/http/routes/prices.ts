@@ -299,7 +299,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
    * Answers from the cache when it holds this request's answer, else plans it with `plan`, reads it
    * and answers. The URL names the day and every parameter; the tier decides which series and days
    * may be read, and the format may come from `Accept`, so all three make the cache key. Only
-   * answers of one unit are kept: the fast path serves kept answers and counts one unit for each,
+   * answers of one unit are kept: the fast entry serves kept answers and counts one unit for each,
    * and a heavier answer is paid for by its weight each time it is built.
    */
   async function cachedDays(
