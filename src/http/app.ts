@@ -31,7 +31,7 @@ import { createRecorder } from './pipeline/record.js';
 import type { DayBuilder } from './render/day-content.js';
 import { cheapestRoutes } from './routes/cheapest.js';
 import { deviceRoutes } from './routes/devices.js';
-import { eventRoutes } from './routes/events.js';
+import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { KeyViewSchema, keyRoutes } from './routes/keys.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -88,6 +88,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // The fast entry sits in front of Fastify on the server's own listener (../speed/fast-entry.ts);
   // it is given its services once they exist, below.
   let fastifyListener: RequestListener | undefined;
+  // What the server's connection guard counts, once the server exists.
+  let countUnsent: NonNullable<EventRouteDeps['countUnsent']> = () => {};
   let listener: RequestListener | undefined;
   const app = Fastify({
     logger: {
@@ -121,7 +123,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         perAddress: config.maxConnectionsPerAddress,
         unsentBytesPerAddress: config.maxUnsentBytesPerAddress,
       };
-      const { options, listener: guarded, guard } = connectionGuard(limits, trust, metrics);
+      const connections = connectionGuard(limits, trust, metrics);
+      const { options, listener: guarded, guard } = connections;
+      countUnsent = connections.countUnsent;
       const server = deps.https
         ? createHttpsServer(
             { key: deps.https.key, cert: deps.https.cert, ...TLS_PROTOCOL, ...options },
@@ -276,6 +280,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     keyGuard,
     clock,
     metrics,
+    countUnsent: (response, bytes) => countUnsent(response, bytes),
     ...(deps.eventStreams && { options: deps.eventStreams }),
   });
   keyRoutes(app, {

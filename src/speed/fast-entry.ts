@@ -207,7 +207,7 @@ export function createFastEntry(deps: FastEntryDeps) {
     const tier = deps.limiter.tierOf(key).name;
     const answer = deps.answers.get(keyOf(connection, tier, headers.accept, req.url as string), deps.clock());
     if (answer === undefined) return undefined;
-    const coding = answerCoding(answer, headers['accept-encoding']);
+    const coding = answerCoding(answer, headers['accept-encoding'], deps.answers);
     const body = coding === undefined ? answer.body : answer.ready[coding];
     if (body === undefined) {
       // Compressed once for everyone; the full path waits for it, as it would without this path.

@@ -15,7 +15,7 @@ import { createFastEntry, type FastEntryDeps } from './fast-entry.js';
 import { foldedRequestMetrics, foldingProven } from './folded-metrics.js';
 import { batchedDestination } from './log-destination.js';
 import { requestLineWriter } from './log-line.js';
-import { requestId } from './request-id.js';
+import { createRequestIds } from './request-id.js';
 import { holdTickShape } from './tick-shape.js';
 
 export interface Speed {
@@ -54,11 +54,12 @@ export async function speedOf(on: boolean): Promise<Speed> {
     };
   }
   const folded = await foldingProven();
+  const ids = createRequestIds();
   return {
     on,
-    requestId,
+    requestId: () => ids.next(),
     requestMetrics: folded ? foldedRequestMetrics : plainRequestMetrics,
-    lineWriter: requestLineWriter,
+    lineWriter: (log) => requestLineWriter(log, ids.lastBytes),
     mask: lastMasked(),
     keyMemo: true,
     logDestination: batchedDestination,

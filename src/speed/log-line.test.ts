@@ -9,7 +9,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import type { RequestLine } from '../http/pipeline/record.js';
 import { epochText, hundredths, quoted, requestLineWriter } from './log-line.js';
-import { requestId } from './request-id.js';
+import { createRequestIds } from './request-id.js';
 
 /** A synchronous destination that keeps every line written. */
 function capture() {
@@ -110,7 +110,8 @@ describe('the request line', () => {
   test('is written in place, as bytes, where the destination takes them, and as text otherwise', (t) => {
     const direct = inPlaceCapture();
     const reference = capture();
-    const write = requestLineWriter(pino({}, direct.stream) as unknown as FastifyBaseLogger);
+    const ids = createRequestIds();
+    const write = requestLineWriter(pino({}, direct.stream) as unknown as FastifyBaseLogger, ids.lastBytes);
     const log = pino({}, reference.stream);
     const first = LINES[0] as RequestLine;
     const lines: RequestLine[] = [first, LINES[1] as RequestLine];
@@ -129,7 +130,7 @@ describe('the request line', () => {
     lines.push({ ...first, ip: '10.0.0.2' }, { ...first, tier: 'pro' }, { ...first, tier: null });
     lines.push({ ...first, method: 'POST' }, { ...first, method: 'HEAD' }, first, first);
     // Ids made here: the bytes of the last are copied, the one before is read as text.
-    lines.push({ ...first, reqId: requestId() }, { ...first, reqId: requestId() });
+    lines.push({ ...first, reqId: ids.next() }, { ...first, reqId: ids.next() });
     // Statuses and latencies: whole numbers, hundredths, and numbers that take String's way.
     for (const status of [0, 9, 10, 99, 100, 200, 304, 429, 599, 1000, 0x7fffffff, 2 ** 31, -1, 1.5])
       lines.push({ ...first, status });

@@ -12,7 +12,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Logger, stdTimeFunctions, symbols } from 'pino';
 import { type BoundedCache, boundedCache } from '../cache/bounded-cache.js';
 import { type LineWriter, plainLineWriter, type RequestLine } from '../http/pipeline/record.js';
-import { lastIdBytes } from './request-id.js';
 
 interface Destination {
   write(line: string): unknown;
@@ -25,7 +24,10 @@ interface Destination {
  * write them.
  * @example const write = requestLineWriter(app.log); write({ reqId, method: 'GET', ... })
  */
-export function requestLineWriter(log: FastifyBaseLogger): LineWriter {
+export function requestLineWriter(
+  log: FastifyBaseLogger,
+  idBytes: (id: string) => Uint8Array | undefined = () => undefined,
+): LineWriter {
   // Fastify's logger is a pino logger unless one of another kind was passed in.
   const pinoLog = log as unknown as Partial<Logger>;
   const internals = log as unknown as Record<symbol, unknown>;
@@ -59,7 +61,7 @@ export function requestLineWriter(log: FastifyBaseLogger): LineWriter {
       if (enabled('info')) stream.write(asText(line));
     };
   }
-  const { mostBytes, encode } = lineEncoder(head, bindings);
+  const { mostBytes, encode } = lineEncoder(head, bindings, idBytes);
   return (line) => {
     if (!enabled('info')) return;
     if (!inPlace(mostBytes(line), encode, line)) stream.write(asText(line));
@@ -121,10 +123,10 @@ function lastInFront<V extends {}>(cache: BoundedCache<string, V>) {
  * from the method to the latency's name is kept by URL (with its status), and the part from the key
  * to the end by key; the line's start is kept with the second of its time. A line is then mostly
  * copied, and only its milliseconds and latency are written afresh; the id is copied from the
- * bytes it was made in, when it is the one made last (request-id.ts). A character loop in
+ * bytes it was made in, when it is the one made last (`idBytes`, request-id.ts `lastBytes`). A character loop in
  * JavaScript costs far more a byte than a copy (bench/README.md).
  */
-function lineEncoder(head: string, bindings: string) {
+function lineEncoder(head: string, bindings: string, idBytes: (id: string) => Uint8Array | undefined) {
   const start = ascii(head);
   const middle = ascii(`${bindings},"reqId":"`);
   // Bounded, as everything requests choose (a URL is the client's): the rest is written afresh.
@@ -204,7 +206,7 @@ function lineEncoder(head: string, bindings: string) {
   const encode = (line: RequestLine, into: Uint8Array, at: number): number => {
     let i = putTime(into, at, Date.now());
     if (i < 0) return -1;
-    const id = lastIdBytes(line.reqId);
+    const id = idBytes(line.reqId);
     i = put(into, i, middle);
     i = id === undefined ? putPlain(into, i, line.reqId) : put(into, i, id);
     if (i < 0) return -1;

@@ -19,49 +19,55 @@ for (let byte = 0; byte < 256; byte++) {
   HIGH[byte] = DIGITS.charCodeAt(byte >> 4);
   LOW[byte] = DIGITS.charCodeAt(byte & 0x0f);
 }
-
-const random = Buffer.alloc(16 * BATCH);
-let used = BATCH;
 /** Where each byte's two hex digits go in `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`. */
 const PLACES = new Uint8Array([0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34]);
-const text = Buffer.from('00000000-0000-4000-8000-000000000000', 'latin1');
-/** The id made last, whose bytes `text` still holds. */
-let last = '';
 
-/** A new batch of random bytes, each id's version (4) and variant (binary 10) set in its 16. */
-function refill(): void {
-  randomFillSync(random);
-  for (let at = 0; at < random.length; at += 16) {
-    random[at + 6] = ((random[at + 6] as number) & 0x0f) | 0x40;
-    random[at + 8] = ((random[at + 8] as number) & 0x3f) | 0x80;
-  }
-  used = 0;
+export interface RequestIds {
+  /**
+   * A new random UUID (RFC 9562, version 4), in lower case.
+   * @example ids.next() // '0b6f1a8e-3c1d-4f6e-9a0b-5d2c7e8f9a10'
+   */
+  next(): string;
+  /**
+   * The bytes of `id` if it is the id made last (the request line, written just after the head,
+   * copies them instead of reading its text), else `undefined`. Valid until the next id is made.
+   */
+  lastBytes(id: string): Uint8Array | undefined;
 }
 
-/**
- * A new random UUID (RFC 9562, version 4), in lower case.
- * @example requestId() // '0b6f1a8e-3c1d-4f6e-9a0b-5d2c7e8f9a10'
- */
-export function requestId(): string {
-  if (used === BATCH) refill();
-  const at = used * 16;
-  used += 1;
-  // Typed arrays throughout: with plain arrays for the places and digits this loop cost three times more.
-  for (let i = 0; i < 16; i++) {
-    const byte = random[at + i] as number;
-    const place = PLACES[i] as number;
-    text[place] = HIGH[byte] as number;
-    text[place + 1] = LOW[byte] as number;
-  }
-  last = text.toString('latin1', 0, 36);
-  return last;
-}
+/** A maker of request ids, with its own batch of random bytes. */
+export function createRequestIds(): RequestIds {
+  const random = Buffer.alloc(16 * BATCH);
+  let used = BATCH;
+  const text = Buffer.from('00000000-0000-4000-8000-000000000000', 'latin1');
+  /** The id made last, whose bytes `text` still holds. */
+  let last = '';
 
-/**
- * The bytes of `id` if it is the id made last (the request line, written just after the head, copies
- * them instead of reading its text), else `undefined`. Valid until the next id is made.
- * @example const id = requestId(); lastIdBytes(id) // its 36 bytes
- */
-export function lastIdBytes(id: string): Uint8Array | undefined {
-  return id === last ? text : undefined;
+  /** A new batch of random bytes, each id's version (4) and variant (binary 10) set in its 16. */
+  function refill(): void {
+    randomFillSync(random);
+    for (let at = 0; at < random.length; at += 16) {
+      random[at + 6] = ((random[at + 6] as number) & 0x0f) | 0x40;
+      random[at + 8] = ((random[at + 8] as number) & 0x3f) | 0x80;
+    }
+    used = 0;
+  }
+
+  return {
+    next() {
+      if (used === BATCH) refill();
+      const at = used * 16;
+      used += 1;
+      // Typed arrays throughout: with plain arrays for the places and digits this loop cost three times more.
+      for (let i = 0; i < 16; i++) {
+        const byte = random[at + i] as number;
+        const place = PLACES[i] as number;
+        text[place] = HIGH[byte] as number;
+        text[place + 1] = LOW[byte] as number;
+      }
+      last = text.toString('latin1', 0, 36);
+      return last;
+    },
+    lastBytes: (id) => (id === last ? text : undefined),
+  };
 }

@@ -69,20 +69,9 @@ export function rateLimitValues(
   return reset;
 }
 
-// A tier's rules are the same objects for the life of the process: its policy text is written once,
-// kept under its first rule and checked against all of them.
-const policies = new WeakMap<LimitRule, { rules: readonly LimitRule[]; text: string }>();
-
 /** `"minute";q=30;w=60, "day";q=1000;w=86400`: the limits of a decision, in their order. */
 function policyOf(states: readonly LimitState[]): string {
-  const first = states[0]?.rule;
-  const known = first && policies.get(first);
-  if (known && known.rules.length === states.length && known.rules.every((r, i) => states[i]?.rule === r)) {
-    return known.text;
-  }
-  const text = states.map((s) => `"${s.rule.name}";q=${s.rule.limit};w=${s.rule.windowSeconds}`).join(', ');
-  if (first) policies.set(first, { rules: states.map((s) => s.rule), text });
-  return text;
+  return states.map((s) => `"${s.rule.name}";q=${s.rule.limit};w=${s.rule.windowSeconds}`).join(', ');
 }
 
 /** `"minute";q=1200;w=60;pricepoint-cost=12`: the policy, with what a weighted request took from each. */

@@ -5,7 +5,7 @@
  * once, so it cannot take the sockets (file descriptors) every other client needs, and only so many
  * bytes of answers it does not read (client-groups.ts), so it cannot take the server's memory.
  */
-import type { Server as HttpServer, RequestListener } from 'node:http';
+import type { Server as HttpServer, RequestListener, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -110,6 +110,10 @@ export function connectionGuard(
       ...(groups && { ServerResponse: groups.ServerResponse }),
     },
     listener: (serve: RequestListener): RequestListener => (groups ? groups.listener(serve) : serve),
+    /** See `clientGroups`; nothing where no bound applies. */
+    countUnsent(response: ServerResponse, bytes: () => number): void {
+      groups?.countUnsent(response, bytes);
+    },
     guard(server: HttpServer | HttpsServer): void {
       if (limits.idleMs > 0) idleDeadline(server, limits.idleMs);
       if ('setSecureContext' in server) answerPlainHttp(server);
