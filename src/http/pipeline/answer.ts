@@ -5,7 +5,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { boundedCache } from '../../cache/bounded-cache.js';
 import { type AnswerCache, type CachedAnswer, type Coding, MIN_COMPRESS_BYTES } from './answer-cache.js';
 
 /** Seconds a client may reuse an answer holding today, tomorrow, the latest price or the catalogue. */

@@ -9,7 +9,6 @@ import {
   secondsUntil,
   unitsOf,
 } from '../../domain/limits/fixed-window.js';
-import type { LimitRule } from '../../domain/limits/tiers.js';
 
 /** The fields that tell a client its limits, in their order (`Retry-After` follows on a refusal). */
 export const RATE_LIMIT_FIELDS = [

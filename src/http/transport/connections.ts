@@ -8,11 +8,11 @@
 import type { Server as HttpServer, RequestListener, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
 import type { TLSSocket, TlsOptions } from 'node:tls';
 import { plainHttpAnswer } from '../contract/problem.js';
 import type { Metrics } from '../metrics.js';
 import { clientGroups } from './client-groups.js';
+import { tcpBeneath } from './tls-parent.js';
 import type { TrustFunction } from './trust.js';
 
 export interface ConnectionLimits {
@@ -164,9 +164,8 @@ function idleDeadline(server: HttpServer | HttpsServer, idleMs: number): void {
  */
 function answerPlainHttp(server: HttpsServer): void {
   server.on('tlsClientError', (error: NodeJS.ErrnoException, tlsSocket: TLSSocket) => {
-    // The TCP connection the TLS socket wraps: Node keeps it as `_parent` (not typed).
-    const tcp = (tlsSocket as TLSSocket & { _parent?: Duplex | null })._parent;
-    if (error.code === 'ERR_SSL_HTTP_REQUEST' && tcp && !tcp.destroyed) plainHttpAnswer(tcp);
+    const tcp = error.code === 'ERR_SSL_HTTP_REQUEST' ? tcpBeneath(tlsSocket) : undefined;
+    if (tcp !== undefined) plainHttpAnswer(tcp);
     else tlsSocket.destroy();
   });
 }
