@@ -4,13 +4,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../domain/errors/api-error.js';
-import type { PriceEventType } from '../events/types.js';
+import type {
+  DeliveryRow,
+  DeliveryState,
+  EndpointRow,
+  PriceEventType,
+  WebhookStore,
+} from '../stores/event-types.js';
 import { MAX_ENDPOINTS } from './limits.js';
 import { urlProblem } from './safe-target.js';
 import { newSecret, openSecret, sealSecret } from './secrets.js';
 import type { SendOptions, SendOutcome } from './send.js';
 import { payloadOf, sendSigned } from './signed-delivery.js';
-import type { DeliveryRow, DeliveryState, EndpointRow, WebhookStore } from './store.js';
 
 export const EVENT_TYPES: readonly PriceEventType[] = ['day.published', 'day.revised'];
 export { MAX_ENDPOINTS };
