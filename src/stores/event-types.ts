@@ -111,9 +111,11 @@ export type DeliveryOutcome = Pick<
 export interface WebhookStore {
   /** Calls `listener` when a call through this store made deliveries due now (an endpoint enabled, a redelivery); returns an unsubscribe. */
   onDue(listener: () => void): () => void;
+  /** Adds an endpoint (its id is new). */
   insertEndpoint(row: EndpointRow): Promise<void>;
   /** Every endpoint, oldest first. */
   endpoints(): Promise<EndpointRow[]>;
+  /** One endpoint; undefined when there is none. */
   endpoint(id: string): Promise<EndpointRow | undefined>;
   /** False when there was no such endpoint. Its deliveries go with it. */
   deleteEndpoint(id: string): Promise<boolean>;
@@ -131,6 +133,7 @@ export interface WebhookStore {
   record(endpointId: string, eventId: string, outcome: DeliveryOutcome, holdUntil?: number): Promise<void>;
   /** The endpoint's deliveries, newest event first. */
   deliveries(endpointId: string, limit: number): Promise<DeliveryRow[]>;
+  /** One delivery; undefined when there is none. */
   delivery(endpointId: string, eventId: string): Promise<DeliveryRow | undefined>;
   /** Sends a delivery again from its first attempt; false when there is no such delivery. */
   redeliver(endpointId: string, eventId: string, now: number): Promise<boolean>;
