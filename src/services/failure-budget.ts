@@ -35,7 +35,7 @@ export interface FailureBudget {
   check(subject: string, now: number): Promise<void>;
   /** Gives a reserved unit back. Should that fail, the address has one failure too many, nothing worse. */
   giveBack(subject: string, reservation: LimitDecision): Promise<void>;
-  /** The budget of `ip` as a gate the fast path checks in the same store call that counts a request. */
+  /** The budget of `ip` as a gate the admit step checks in the same store call that counts a request. */
   gate(ip: string): LimitGate;
 }
 

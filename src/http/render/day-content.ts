@@ -5,9 +5,9 @@
  */
 import type { DayAnswer, DayPlan, PriceService } from '../../services/price-service.js';
 import { INTERVALS_PER_TURN, nextTurn } from '../../services/served-days.js';
-import type { AnswerContent } from '../answer-cache.js';
-import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE } from '../caching.js';
-import { parseInclude } from '../read-query.js';
+import { parseInclude } from '../contract/read-query.js';
+import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE } from '../pipeline/answer.js';
+import type { AnswerContent } from '../pipeline/answer-cache.js';
 import { renderDayCsv, renderDayJson, renderSeriesDaysJson } from './day-answer.js';
 
 /** The query fields that shape a CSV answer's columns, as the client wrote them. */

@@ -26,11 +26,11 @@ import {
 } from '../../events/stream-limits.js';
 import type { EventLog } from '../../events/types.js';
 import type { PriceService } from '../../services/price-service.js';
-import { countUnsent } from '../client-groups.js';
-import type { KeyGuard } from '../key-guard.js';
+import { parseReadQuery, ReadHeadersSchema, ReadQueryFields } from '../contract/read-query.js';
+import { keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../contract/schemas.js';
 import type { Metrics } from '../metrics.js';
-import { parseReadQuery, ReadHeadersSchema, ReadQueryFields } from '../read-query.js';
-import { keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
+import { countUnsent } from '../transport/client-groups.js';
 
 /** How long a shutdown waits for the streams' last chunks to reach their sockets. */
 const SHUTDOWN_FLUSH_MS = 1_000;

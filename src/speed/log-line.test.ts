@@ -1,5 +1,5 @@
 /**
- * request-log.ts writes the request line itself, through pino's private symbols, because pino's
+ * log-line.ts writes the request line itself, through pino's private symbols, because pino's
  * serialiser is slow on the hot path. These tests hold it to pino's public path byte for byte, and
  * show it falls back to that path when pino is set up in a way it does not copy.
  */
@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
+import type { RequestLine } from '../http/pipeline/record.js';
+import { epochText, hundredths, quoted, requestLineWriter } from './log-line.js';
 import { requestId } from './request-id.js';
-import { epochText, hundredths, quoted, type RequestLine, requestLineWriter } from './request-log.js';
 
 /** A synchronous destination that keeps every line written. */
 function capture() {

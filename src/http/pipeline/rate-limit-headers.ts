@@ -1,6 +1,6 @@
 /**
  * How a rate-limit decision (../domain/limits/fixed-window.ts) is told to a client: the header
- * fields. The limiter decides; this file names the fields, for the full path and the fast path alike.
+ * fields. The limiter decides; this file names the fields, for both entries of the request pipeline (src/http/README.md).
  */
 import {
   bindingLimit,
@@ -8,8 +8,8 @@ import {
   type LimitState,
   secondsUntil,
   unitsOf,
-} from '../domain/limits/fixed-window.js';
-import type { LimitRule } from '../domain/limits/tiers.js';
+} from '../../domain/limits/fixed-window.js';
+import type { LimitRule } from '../../domain/limits/tiers.js';
 
 /** The fields that tell a client its limits, in their order (`Retry-After` follows on a refusal). */
 export const RATE_LIMIT_FIELDS = [
@@ -46,7 +46,7 @@ export function rateLimitHeaders(
 
 /**
  * The values of `RATE_LIMIT_FIELDS` for a decision, written into `values` from `at`, for the fast
- * entry point (fast-path.ts) as for `rateLimitHeaders`. Returns the seconds until the binding limit
+ * entry (src/speed/fast-entry.ts) as for `rateLimitHeaders`. Returns the seconds until the binding limit
  * resets (what `Retry-After` says on a refusal), or -1 when no limit binds (a tier without limits:
  * no fields at all).
  */

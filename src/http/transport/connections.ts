@@ -10,9 +10,10 @@ import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket, TlsOptions } from 'node:tls';
+import { plainHttpAnswer } from '../contract/problem.js';
+import type { Metrics } from '../metrics.js';
 import { clientGroups } from './client-groups.js';
-import type { Metrics } from './metrics.js';
-import { plainHttpAnswer } from './problem.js';
+import type { TrustFunction } from './trust.js';
 
 export interface ConnectionLimits {
   /** The TLS handshake must be done within this many milliseconds of the connection opening. */
@@ -88,13 +89,17 @@ function serverTimeouts(limits: ConnectionLimits) {
  * made with them.
  * @example const guard = connectionGuard(limits, [], metrics); guard.guard(createServer(guard.options, guard.listener(serve)))
  */
-export function connectionGuard(limits: ConnectionLimits, trustProxy: readonly string[], metrics: Metrics) {
+export function connectionGuard(
+  limits: ConnectionLimits,
+  trust: TrustFunction | undefined,
+  metrics: Metrics,
+) {
   const groups =
     limits.perAddress > 0 || limits.unsentBytesPerAddress > 0
       ? clientGroups({
           perAddress: limits.perAddress,
           unsentBytes: limits.unsentBytesPerAddress,
-          trustProxy,
+          trust,
           refused: () => metrics.connectionsRefused.inc(),
           closedUnsent: () => metrics.connectionsClosedUnsent.inc(),
         })

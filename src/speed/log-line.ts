@@ -1,6 +1,7 @@
 /**
- * The one log line per request, of both paths (request-recorder.ts): the line pino would write for
- * `log.child({ reqId }).info(fields, 'request')`, handed to pino's own destination. pino's general
+ * The one log line per request (the pipeline's record step, src/http/pipeline/record.ts): the line
+ * `plainLineWriter` has pino write for `log.child({ reqId }).info(fields, 'request')`, written here
+ * by hand and handed to pino's own destination, through pino's exported but internal symbols. pino's general
  * serialiser walks the object and checks every value, a large share of a cached answer's cost
  * (bench/README.md). The line is made as one template string, or, where the
  * destination takes bytes in place (log-destination.ts), written straight into its buffer. Where
@@ -10,19 +11,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type Logger, stdTimeFunctions, symbols } from 'pino';
 import { type BoundedCache, boundedCache } from '../cache/bounded-cache.js';
+import { type LineWriter, plainLineWriter, type RequestLine } from '../http/pipeline/record.js';
 import { lastIdBytes } from './request-id.js';
-
-/** What the line says, in the order pino writes the fields (request-log.test.ts compares the two). */
-export interface RequestLine {
-  readonly reqId: string;
-  readonly method: string;
-  readonly url: string;
-  readonly status: number;
-  readonly latencyMs: number;
-  readonly keyId: string | null;
-  readonly tier: string | null;
-  readonly ip: string;
-}
 
 interface Destination {
   write(line: string): unknown;
@@ -35,7 +25,7 @@ interface Destination {
  * write them.
  * @example const write = requestLineWriter(app.log); write({ reqId, method: 'GET', ... })
  */
-export function requestLineWriter(log: FastifyBaseLogger): (line: RequestLine) => void {
+export function requestLineWriter(log: FastifyBaseLogger): LineWriter {
   // Fastify's logger is a pino logger unless one of another kind was passed in.
   const pinoLog = log as unknown as Partial<Logger>;
   const internals = log as unknown as Record<symbol, unknown>;
@@ -43,10 +33,7 @@ export function requestLineWriter(log: FastifyBaseLogger): (line: RequestLine) =
   const bindings = internals[symbols.chindingsSym];
   const info = pinoLog.levels?.values.info;
   const enabled = pinoLog.isLevelEnabled?.bind(log);
-  const viaPino = (line: RequestLine) => {
-    const { reqId, ...rest } = line;
-    log.child({ reqId }).info(rest, 'request');
-  };
+  const viaPino = plainLineWriter(log);
   if (
     stream === undefined ||
     typeof stream.write !== 'function' ||

@@ -20,8 +20,8 @@ import {
 } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import proxyAddr from '@fastify/proxy-addr';
-import { addressGroup } from '../domain/net/client-address.js';
+import { addressGroup } from '../../domain/net/client-address.js';
+import type { TrustFunction } from './trust.js';
 
 export interface ClientGroupLimits {
   /** Connections one group may hold open at once; 0: no bound. */
@@ -29,7 +29,8 @@ export interface ClientGroupLimits {
   /** Bytes of answers one group's connections may hold unsent; 0: no bound. */
   readonly unsentBytes: number;
   /** Proxies carry many clients' connections and are trusted to bound them themselves: exempt. */
-  readonly trustProxy: readonly string[];
+  /** Proxies to believe (./trust.ts): their connections carry many clients and are not counted. */
+  readonly trust: TrustFunction | undefined;
   /** Told of each connection closed on opening for being past `perAddress`. */
   readonly refused: () => void;
   /** Told of each connection closed for its group holding more than `unsentBytes`. */
@@ -100,9 +101,9 @@ export function clientGroups(limits: ClientGroupLimits): {
   watch(server: HttpServer | HttpsServer): void;
   unsentBytes(): UnsentBytes;
 } {
-  const trusted = limits.trustProxy.length > 0 ? proxyAddr.compile([...limits.trustProxy]) : () => false;
+  const trusted = limits.trust;
   const groupOf = (address: string | undefined): string | undefined =>
-    address === undefined || trusted(address, 0) ? undefined : addressGroup(address);
+    address === undefined || trusted?.(address, 0) === true ? undefined : addressGroup(address);
 
   const answering = new Map<string, Set<Answering>>();
 

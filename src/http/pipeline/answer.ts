@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
-import { boundedCache } from '../cache/bounded-cache.js';
+import { boundedCache } from '../../cache/bounded-cache.js';
 import { type AnswerCache, type CachedAnswer, type Coding, MIN_COMPRESS_BYTES } from './answer-cache.js';
 
 /** Seconds a client may reuse an answer holding today, tomorrow, the latest price or the catalogue. */
@@ -159,7 +159,7 @@ export function answerFields(
 
 /**
  * The one writer of a finished answer, for the full path (`sendAnswer`) and the fast entry point
- * (fast-path.ts, which keeps each head it writes): 304 without a body when `If-None-Match` names it
+ * (../../speed/fast-entry.ts, which keeps each head it writes): 304 without a body when `If-None-Match` names it
  * (`answerStatus`), else the body in `coding` (`body`: those bytes, made by `AnswerCache.encoded`)
  * with its own ETag.
  * @example answerHead(answer, undefined, answer.body, request.headers['if-none-match'])

@@ -12,7 +12,7 @@
  */
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import { boundedCache } from '../cache/bounded-cache.js';
+import { boundedCache } from '../../cache/bounded-cache.js';
 
 const brotli = promisify(brotliCompress);
 const gzipped = promisify(gzip);
@@ -26,7 +26,7 @@ export interface AnswerContent {
   readonly etag: string;
   readonly maxAge: number;
   readonly type: string;
-  /** `Content-Disposition` of a CSV answer (caching.ts `csvAttachment`): the file name to save it as. */
+  /** `Content-Disposition` of a CSV answer (answer.ts `csvAttachment`): the file name to save it as. */
   readonly disposition?: string;
   readonly body: Buffer;
   /** Series the answer holds; an answer with every series the tier reads also changes with a new series. */
