@@ -6,12 +6,7 @@ import { type Command, Option } from 'commander';
 import type { Config } from '../config/config.js';
 import { printable, printableJson } from '../domain/text/plain-text.js';
 import { withServices } from '../server/compose.js';
-import {
-  createWebhookService,
-  type EndpointView,
-  sendOptionsOf,
-  type WebhookService,
-} from '../webhooks/service.js';
+import type { EndpointView, WebhookService } from '../webhooks/service.js';
 import { CliError } from './cli-error.js';
 
 export interface WebhookCommandsDeps {
@@ -37,13 +32,8 @@ async function withWebhooks<T>(
   config: Config,
   run: (webhooks: WebhookService, latestSeq: number) => Promise<T>,
 ) {
-  return withServices(config, async ({ stores }) => {
-    if (!stores.webhooks) throw new CliError('invalid_option', 'this database keeps no webhooks');
-    const webhooks = createWebhookService({
-      store: stores.webhooks,
-      keySecret: config.keySecret,
-      send: sendOptionsOf(config),
-    });
+  return withServices(config, async ({ webhooks, stores }) => {
+    if (!webhooks) throw new CliError('invalid_option', 'this database keeps no webhooks');
     return run(webhooks, (await stores.events?.latestSeq()) ?? 0);
   });
 }

@@ -11,8 +11,8 @@
  * deadline (src/http/transport/connections.ts) and resumes with `Last-Event-ID`.
  */
 import { Readable } from 'node:stream';
+import type { EventLog, PriceEvent } from '../stores/event-types.js';
 import type { EventHub } from './event-hub.js';
-import type { EventLog, PriceEvent } from './types.js';
 
 /** Bytes of text a stream queues before its reader takes them (its `highWaterMark`). */
 export const STREAM_QUEUE_BYTES = 16 * 1024;

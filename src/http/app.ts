@@ -17,7 +17,6 @@ import { llmsTxtRoute } from '../mcp/llms-txt.js';
 import type { Services } from '../server/services.js';
 import type { Sources } from '../sources/sources.js';
 import type { Speed } from '../speed/index.js';
-import { createWebhookService, sendOptionsOf } from '../webhooks/service.js';
 import { registerDocs } from './contract/docs.js';
 import { clientErrorAnswer, registerProblemHandling, sendProblem } from './contract/problem.js';
 import { foldEnumCase } from './contract/read-query.js';
@@ -250,7 +249,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     heavyReads,
     ...(deps.buildHeavy && { buildHeavy: deps.buildHeavy }),
   });
-  cheapestRoutes(app, { prices: services.prices, keyGuard, answers, freshMs: config.readCacheMs, clock });
+  cheapestRoutes(app, { cheapest: services.cheapest, keyGuard, answers, freshMs: config.readCacheMs, clock });
   deviceRoutes(app, { prices: services.prices, keyGuard, answers, clock });
   priceWriteRoutes(app, {
     prices: stores.prices,
@@ -264,16 +263,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);
-  if (stores.webhooks) {
-    const send = sendOptionsOf(config);
-    const webhooks = createWebhookService({
-      store: stores.webhooks,
-      keySecret: config.keySecret,
-      send,
-      clock,
-    });
-    webhookRoutes(app, { webhooks, events: stores.events, keyGuard });
-  }
+  if (services.webhooks) webhookRoutes(app, { webhooks: services.webhooks, events: stores.events, keyGuard });
   eventRoutes(app, {
     events: stores.events,
     prices: services.prices,

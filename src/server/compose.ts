@@ -8,6 +8,7 @@ import type { Config } from '../config/config.js';
 import { type AppDeps, buildApp } from '../http/app.js';
 import { createMetrics } from '../http/metrics.js';
 import { createAuthenticator } from '../services/authenticator.js';
+import { createCheapestService } from '../services/cheapest.js';
 import { createImportService } from '../services/import-service.js';
 import { createKeyService } from '../services/key-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
@@ -15,6 +16,7 @@ import { createSeriesService } from '../services/series-service.js';
 import { type Speed, speedOf } from '../speed/index.js';
 import { guardStores, type StoreName } from '../stores/guard.js';
 import type { Stores } from '../stores/types.js';
+import { createWebhookService, sendOptionsOf } from '../webhooks/service.js';
 import { openStores, type StoreHooks } from './open-stores.js';
 import { priceServiceOf } from './price-reads.js';
 import type { Services } from './services.js';
@@ -38,6 +40,7 @@ export interface ServiceHooks {
 export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks = {}): Services {
   const clock = hooks.clock ?? Date.now;
   const stores = hooks.onStoreError ? guardStores(raw, hooks.onStoreError) : raw;
+  const prices = priceServiceOf(config, stores.prices, clock);
   return {
     stores,
     auth: createAuthenticator({
@@ -52,9 +55,18 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
     }),
     keys: createKeyService({ keys: stores.keys, tiers: config.tiers, keySecret: config.keySecret, clock }),
     limiter: createRateLimiter({ store: stores.rateLimits, tiers: config.tiers, clock }),
-    prices: priceServiceOf(config, stores.prices, clock),
+    prices,
     imports: createImportService({ prices: stores.prices }),
     series: createSeriesService({ prices: stores.prices }),
+    cheapest: createCheapestService({ prices }),
+    ...(stores.webhooks && {
+      webhooks: createWebhookService({
+        store: stores.webhooks,
+        keySecret: config.keySecret,
+        send: sendOptionsOf(config),
+        clock,
+      }),
+    }),
   };
 }
 

@@ -162,7 +162,24 @@ function checkLookupWorthy(key: string, acceptDemoKeys: boolean): void {
   if (!acceptDemoKeys && keyKind(key) === 'demo') throw unauthorized('invalid_api_key');
 }
 
-export function createAuthenticator(deps: AuthenticatorDeps) {
+/** Who is calling: keys checked, verdicts cached briefly, failed attempts counted per address. */
+export interface Authenticator {
+  /** The key record of a valid, live key; throws an `ApiError` (401 or 429) otherwise. */
+  authenticate(credentials: Credentials): Promise<KeyRecord>;
+  /** The failed-login budget of a client address: while it is used up, no key is accepted from it. */
+  failureGate(ip: string): LimitGate;
+  /**
+   * Forgets every cached verdict, live and refused, e.g. after a local revocation or a key notice
+   * from another instance (a key created meanwhile is then found at once).
+   */
+  forget(): void;
+  /** Writes the last-used times collected so far (the timer does this every few seconds). */
+  flushLastUsed(): Promise<void>;
+  /** Stops the timer and writes what is left; call it before the key store closes. */
+  close(): Promise<void>;
+}
+
+export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const budget = createFailureBudget(deps.rateLimits, deps.failuresPerMinute);
   /** Keys found live in the last `cacheMs`, by fingerprint (and kept `STALE_MS` more for a store outage). */
   const cache = boundedCache<string, { record: KeyRecord; until: number }>({ maxEntries: CACHE_LIMIT });
@@ -293,7 +310,6 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
   }
 
   return {
-    /** The key record of a valid, live key; throws an `ApiError` (401 or 429) otherwise. */
     async authenticate(credentials: Credentials): Promise<KeyRecord> {
       const now = deps.clock();
       let key: string;
@@ -328,30 +344,20 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
       return record;
     },
 
-    /** The failed-login budget of a client address: while it is used up, no key is accepted from it. */
     failureGate(ip: string): LimitGate {
       return budget.gate(ip);
     },
 
-    /**
-     * Forgets every cached verdict, live and refused, e.g. after a local revocation or a key notice
-     * from another instance (a key created meanwhile is then found at once).
-     */
     forget(): void {
       cache.clear();
       refused.clear();
       generation += 1;
     },
 
-    /** Writes the last-used times collected so far (the timer does this every few seconds). */
     flushLastUsed,
-
-    /** Stops the timer and writes what is left; call it before the key store closes. */
     async close(): Promise<void> {
       clearInterval(flusher);
       await flushLastUsed();
     },
   };
 }
-
-export type Authenticator = ReturnType<typeof createAuthenticator>;

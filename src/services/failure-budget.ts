@@ -24,28 +24,37 @@ export function failureSubject(ip: string): string {
   return subject;
 }
 
+/** Failed logins per client address, counted where the rate limits are (shared between instances on Redis). */
+export interface FailureBudget {
+  /**
+   * Takes one unit of `subject`'s budget, atomically: a failure, or a reservation for a lookup
+   * whose outcome is not known yet. Throws the 429 (taking nothing) when none is left.
+   */
+  take(subject: string, now: number): Promise<LimitDecision>;
+  /** Throws the 429 when `subject`'s budget is used up; takes nothing. */
+  check(subject: string, now: number): Promise<void>;
+  /** Gives a reserved unit back. Should that fail, the address has one failure too many, nothing worse. */
+  giveBack(subject: string, reservation: LimitDecision): Promise<void>;
+  /** The budget of `ip` as a gate the admit step checks in the same store call that counts a request. */
+  gate(ip: string): LimitGate;
+}
+
 /** @example const budget = createFailureBudget(stores.rateLimits, 20) */
-export function createFailureBudget(store: RateLimitStore, perMinute: number) {
+export function createFailureBudget(store: RateLimitStore, perMinute: number): FailureBudget {
   const rule: LimitRule[] = [{ name: 'auth-failures', limit: perMinute, windowSeconds: 60 }];
 
   return {
-    /**
-     * Takes one unit of `subject`'s budget, atomically: a failure, or a reservation for a lookup
-     * whose outcome is not known yet. Throws the 429 (taking nothing) when none is left.
-     */
     async take(subject: string, now: number): Promise<LimitDecision> {
       const decision = await store.consume(subject, rule, now);
       if (!decision.allowed) throw budgetUsedUp(decision, now);
       return decision;
     },
 
-    /** Throws the 429 when `subject`'s budget is used up; takes nothing. */
     async check(subject: string, now: number): Promise<void> {
       const decision = await store.peek(subject, rule, now);
       if (!decision.allowed) throw budgetUsedUp(decision, now);
     },
 
-    /** Gives a reserved unit back. Should that fail, the address has one failure too many, nothing worse. */
     async giveBack(subject: string, reservation: LimitDecision): Promise<void> {
       try {
         await store.giveBack(subject, reservation);
@@ -54,7 +63,6 @@ export function createFailureBudget(store: RateLimitStore, perMinute: number) {
       }
     },
 
-    /** The budget of `ip` as a gate the admit step checks in the same store call that counts a request. */
     gate(ip: string): LimitGate {
       return { subject: failureSubject(ip), limits: rule };
     },
@@ -70,5 +78,3 @@ export function budgetUsedUp(decision: LimitDecision, now: number): ApiError {
     { retryAfterSeconds: seconds },
   );
 }
-
-export type FailureBudget = ReturnType<typeof createFailureBudget>;

@@ -26,7 +26,22 @@ export interface RateLimiterDeps {
   readonly clock: () => number;
 }
 
-export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
+/** A key's tier limits, counted in the rate-limit store (docs/keys-and-tiers.md). */
+export interface RateLimiter {
+  /** The key's tier; throws `service_unavailable` when the tier is no longer configured. */
+  tierOf(key: KeyRecord): Tier;
+  /**
+   * Counts one request, or `cost` units of every limit for a heavy one (all or nothing). Returns
+   * the decision to tell the client; throws `rate_limited` (carrying the same report) when a limit
+   * has fewer units left than the request takes. With `gate` (the address' failed-login budget)
+   * it is checked in the same store call, and a shut gate throws its 429, taking nothing.
+   */
+  take(key: KeyRecord, ip: string, cost?: number, gate?: LimitGate): Promise<LimitReport>;
+  /** What is left for the key, without counting (for `/usage`). */
+  peek(key: KeyRecord, ip: string): Promise<LimitDecision>;
+}
+
+export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps): RateLimiter {
   function tierOf(key: KeyRecord): Tier {
     const tier = Object.hasOwn(tiers, key.tier) ? tiers[key.tier] : undefined;
     // A key whose tier was removed from the config has no limits to apply: refuse rather than guess.
@@ -51,13 +66,6 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
 
   return {
     tierOf,
-
-    /**
-     * Counts one request, or `cost` units of every limit for a heavy one (all or nothing). Returns
-     * the decision to tell the client; throws `rate_limited` (carrying the same report) when a limit
-     * has fewer units left than the request takes. With `gate` (the address' failed-login budget)
-     * it is checked in the same store call, and a shut gate throws its 429, taking nothing.
-     */
     async take(key: KeyRecord, ip: string, cost = 1, gate?: LimitGate): Promise<LimitReport> {
       checkCost(cost);
       const tier = tierOf(key);
@@ -77,7 +85,6 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
       return report;
     },
 
-    /** What is left for the key, without counting (for `/usage`). */
     async peek(key: KeyRecord, ip: string): Promise<LimitDecision> {
       const tier = tierOf(key);
       return store.peek(subject(key, tier, ip), tier.limits, clock());
@@ -101,5 +108,3 @@ function refusal(report: LimitReport, tier: Tier): ApiError {
     extra: { 'violated-policies': violated },
   });
 }
-
-export type RateLimiter = ReturnType<typeof createRateLimiter>;

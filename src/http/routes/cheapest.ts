@@ -12,13 +12,12 @@ import { parseTimestamp } from '../../domain/time/timestamp.js';
 import {
   type CheapestAnswer,
   type CheapestSeries,
+  type CheapestService,
   type CheapPoint,
-  createCheapestService,
   type Pick,
   parseIsoDuration,
   type RangeEnd,
 } from '../../services/cheapest.js';
-import type { PriceService } from '../../services/price-service.js';
 import {
   answerFormat,
   ConversionFields,
@@ -283,7 +282,7 @@ function answerCsv(answer: CheapestAnswer, fx: boolean, tariff: boolean): string
 }
 
 export interface CheapestRouteDeps {
-  readonly prices: PriceService;
+  readonly cheapest: CheapestService;
   readonly keyGuard: KeyGuard;
   /** Finished answers, shared with the day endpoints; `freshMs` bounds how long one is reused. */
   readonly answers: AnswerCache;
@@ -293,7 +292,7 @@ export interface CheapestRouteDeps {
 
 export function cheapestRoutes(app: FastifyInstance, deps: CheapestRouteDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const cheapest = createCheapestService({ prices: deps.prices });
+  const { cheapest } = deps;
 
   api.get(
     '/api/v1/prices/cheapest',

@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
-import type { EventLog } from '../../events/types.js';
+import type { EventLog } from '../../stores/event-types.js';
 import { EVENT_TYPES, type WebhookService } from '../../webhooks/service.js';
 import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../contract/schemas.js';
 import type { KeyGuard } from '../pipeline/admit.js';

@@ -3,8 +3,8 @@
  * (docs/events.md): synchronous, on the connection that holds the transaction.
  */
 import type SQLite from 'better-sqlite3';
-import type { DayMark } from '../stores/sql/day-marks.js';
-import { byDay, eventFor, type StoredDay } from './outbox.js';
+import type { DayMark } from '../sql/day-marks.js';
+import { byDay, eventFor, type StoredDay } from '../sql/outbox.js';
 
 /** Adds to `events` what the days in `marks` now call for; `now` is the commit time (epoch ms). */
 export function writeSqliteEvents(conn: SQLite.Database, marks: readonly DayMark[], now: number): void {

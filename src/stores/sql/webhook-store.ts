@@ -7,7 +7,7 @@
  *
  * Every write is a list of Kysely statements handed to `WriteStatements`, run in order in one
  * transaction. On PostgreSQL that is a Kysely transaction (`kyselyWrites`). On SQLite the server
- * passes the engine's writer (../stores/sqlite/sql-engine.ts, `sqliteStatementWrites`): the statements
+ * passes the engine's writer (../sqlite/sql-engine.ts, `sqliteStatementWrites`): the statements
  * are compiled and run synchronously once it holds the write lock, which it waits for on a timer.
  * Through Kysely, better-sqlite3 would wait for a lock held by another process (`pricepoint import`
  * committing) inside SQLite for the busy timeout, 5 s with every request of the server stopped; and
@@ -16,36 +16,12 @@
  * engines, so the guarantees above hold on both.
  */
 import type { Compilable, Kysely } from 'kysely';
+import type { DeliveryOutcome, DeliveryRow, EndpointRow, WebhookStore } from '../event-types.js';
 
-export interface WebhookTables {
-  webhook_endpoints: {
-    id: string;
-    url: string;
-    /** JSON array of event types. */
-    events: string;
-    /** JSON array of symbols; null: every symbol. */
-    symbols: string | null;
-    /** Sealed by ./secrets.ts. */
-    secret: string;
-    enabled: number;
-    disabled_reason: string | null;
-    /** The highest event seq already turned into deliveries (or skipped by the filter). */
-    cursor: number;
-    created_at: number;
-  };
-  webhook_deliveries: {
-    endpoint_id: string;
-    event_id: string;
-    event_seq: number;
-    payload: string;
-    state: DeliveryState;
-    attempts: number;
-    next_attempt_at: number | null;
-    last_attempt_at: number | null;
-    last_status: number | null;
-    last_latency_ms: number | null;
-    last_error: string | null;
-  };
+/** The webhook tables as Kysely sees them; their rows are the store's (../event-types.ts). */
+interface WebhookTables {
+  webhook_endpoints: EndpointRow;
+  webhook_deliveries: DeliveryRow;
 }
 
 /** Runs `statements` in order in one transaction; resolves to the rows each changed. */
@@ -65,13 +41,10 @@ export function kyselyWrites<Tables>(db: Kysely<Tables>): WriteStatements {
   };
 }
 
-export type DeliveryState = 'pending' | 'delivered' | 'failed';
 /** Rows in one insert: 11 parameters each stays within SQLite's and PostgreSQL's parameter limits. */
 const INSERT_ROWS = 2_000;
-export type EndpointRow = WebhookTables['webhook_endpoints'];
-export type DeliveryRow = WebhookTables['webhook_deliveries'];
 
-export class WebhookStore {
+export class SqlWebhookStore implements WebhookStore {
   private readonly dueListeners = new Set<() => void>();
 
   private readonly write: WriteStatements;
@@ -101,8 +74,8 @@ export class WebhookStore {
    * Over a database of the stores (whose type does not name these tables; their migrations create
    * them); on SQLite with the engine's `write`, so that no write waits for the lock synchronously.
    */
-  static over<Tables>(db: Kysely<Tables>, write?: WriteStatements): WebhookStore {
-    return new WebhookStore(db as unknown as Kysely<WebhookTables>, write);
+  static over<Tables>(db: Kysely<Tables>, write?: WriteStatements): SqlWebhookStore {
+    return new SqlWebhookStore(db as unknown as Kysely<WebhookTables>, write);
   }
 
   /** Runs one statement (in a transaction of its own): the rows it changed. */
@@ -253,16 +226,7 @@ export class WebhookStore {
   async record(
     endpointId: string,
     eventId: string,
-    outcome: Pick<
-      DeliveryRow,
-      | 'state'
-      | 'attempts'
-      | 'next_attempt_at'
-      | 'last_attempt_at'
-      | 'last_status'
-      | 'last_latency_ms'
-      | 'last_error'
-    >,
+    outcome: DeliveryOutcome,
     holdUntil?: number,
   ): Promise<void> {
     const statements: Compilable[] = [

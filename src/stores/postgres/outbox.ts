@@ -1,13 +1,12 @@
 /**
  * Writes the events of a PostgreSQL import inside its transaction, after its days were recorded
  * (docs/events.md). Imports into one schema hold an advisory lock until they commit
- * (../stores/postgres/price-write-session.ts), so sequence numbers are taken in commit order and a
+ * (./price-write-session.ts), so sequence numbers are taken in commit order and a
  * reader's cursor never passes an event that commits later.
  */
-
-import type { GuardedClient } from '../stores/postgres/guarded-pool.js';
-import type { DayMark } from '../stores/sql/day-marks.js';
-import { byDay, eventFor, type NewEventRow } from './outbox.js';
+import type { DayMark } from '../sql/day-marks.js';
+import { byDay, eventFor, type NewEventRow } from '../sql/outbox.js';
+import type { GuardedClient } from './guarded-pool.js';
 
 /** Days looked at per statement. */
 const DAYS_PER_STATEMENT = 2_000;
