@@ -17,15 +17,15 @@ import { ApiError } from '../../domain/errors/api-error.js';
 import { countedAs } from '../../domain/limits/tiers.js';
 import { EventHub } from '../../events/event-hub.js';
 import { EventStream } from '../../events/event-stream.js';
-import { seqOfId } from '../../events/outbox.js';
 import {
   type EventStreamOptions,
   HEARTBEAT_MS,
   RESUME_WINDOW_MS,
   RETRY_MS,
 } from '../../events/stream-limits.js';
-import type { EventLog } from '../../events/types.js';
 import type { PriceService } from '../../services/price-service.js';
+import type { EventLog } from '../../stores/event-types.js';
+import { seqOfId } from '../../stores/sql/outbox.js';
 import { parseReadQuery, ReadHeadersSchema, ReadQueryFields } from '../contract/read-query.js';
 import { keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../contract/schemas.js';
 import type { Metrics } from '../metrics.js';
