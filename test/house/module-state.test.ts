@@ -1,0 +1,89 @@
+/**
+ * No module of src/ holds a top-level `let` or `var`: state shared by every app, server and test in
+ * a process (a memo, a cache, a counter) belongs to an instance its owner creates (STYLE.md "What this
+ * means here"). A module's top-level statements are read with TypeScript's parser, so a `let` in a
+ * function or in a string (a page's script) is not one.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { test } from 'node:test';
+import ts from 'typescript';
+import { REPO } from '../helpers/process.js';
+
+const SRC = join(REPO, 'src');
+
+/**
+ * Still holding module-level state until the HTTP edge is rebuilt around one pipeline, with what
+ * exists only for speed in one folder: whoever removes the last `let` of an entry removes the entry.
+ */
+const LEFT_TO_THE_HTTP_REBUILD = ['src/http/', 'src/server/tick-shape.ts'];
+
+/**
+ * The tz database is chosen once per process from the settings (zone.ts says why): every layer asks
+ * it for days and offsets through plain functions, so it cannot be an instance until they are handed one.
+ */
+const ONE_PER_PROCESS = ['src/domain/time/zone.ts'];
+
+const EXEMPT = [...LEFT_TO_THE_HTTP_REBUILD, ...ONE_PER_PROCESS];
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sources(path);
+    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+/** `line: let name` for each top-level `let` or `var` of a module's text. */
+function moduleLets(text: string): string[] {
+  const file = ts.createSourceFile('module.ts', text, ts.ScriptTarget.Latest, true);
+  return file.statements.flatMap((statement) => {
+    if (!ts.isVariableStatement(statement)) return [];
+    const list = statement.declarationList;
+    if (list.flags & (ts.NodeFlags.Const | ts.NodeFlags.Using)) return [];
+    const kind = list.flags & ts.NodeFlags.Let ? 'let' : 'var';
+    const line = file.getLineAndCharacterOfPosition(statement.getStart(file)).line + 1;
+    return list.declarations.map((declaration) => `${line}: ${kind} ${declaration.name.getText(file)}`);
+  });
+}
+
+/** Every top-level `let` or `var` in src/, as `path:line: let name` with the path from the repository. */
+function found(): string[] {
+  return sources(SRC).flatMap((path) => {
+    const name = relative(REPO, path).split(sep).join('/');
+    return moduleLets(readFileSync(path, 'utf8')).map((where) => `${name}:${where}`);
+  });
+}
+
+test('src/ has no module-level let or var outside the exempt lists', () => {
+  const all = found();
+  assert.ok(sources(SRC).length > 100, 'read the modules of src/');
+  const exempt = (where: string) => EXEMPT.some((entry) => where.startsWith(entry));
+  assert.deepEqual(
+    all.filter((where) => !exempt(where)),
+    [],
+    'state belongs to an instance its owner creates (a factory or class), not to the module',
+  );
+  // An entry with nothing left to exempt is removed, so the lists only shrink.
+  assert.deepEqual(
+    EXEMPT.filter((entry) => !all.some((where) => where.startsWith(entry))),
+    [],
+    'exempt but without a module-level let: remove the entry',
+  );
+});
+
+test('a top-level let or var is found; one in a function, a block or a string is not', () => {
+  const text = [
+    'let count = 0;',
+    'export let last: string | undefined, seen = 1;',
+    'var legacy = true;',
+    'const fixed = new Set<string>();',
+    'function f() { let inner = 1; return inner; }',
+    'if (fixed.size === 0) { let block = 2; }',
+    'const page = `',
+    'let named = false;',
+    '`;',
+  ].join('\n');
+  assert.deepEqual(moduleLets(text), ['1: let count', '2: let last', '2: let seen', '3: var legacy']);
+});
