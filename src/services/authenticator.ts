@@ -14,7 +14,7 @@ import { boundedCache } from '../cache/bounded-cache.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import { isWellFormedKey, keyHash, keyKind } from '../domain/keys/key-format.js';
 import type { KeyRecord, KeyStore, LimitGate, RateLimitStore } from '../stores/types.js';
-import { createFailureBudget, failureSubject } from './failure-budget.js';
+import { createFailureBudget } from './failure-budget.js';
 
 export interface Credentials {
   readonly apiKeyHeader: string | string[] | undefined;
@@ -303,7 +303,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
    * counted, but it is refused like any other while the address is past its budget.
    */
   async function refuse(error: unknown, ip: string, now: number): Promise<never> {
-    const subject = failureSubject(ip);
+    const subject = budget.subject(ip);
     if (error instanceof ApiError && error.code === 'missing_api_key') await budget.check(subject, now);
     else await budget.take(subject, now);
     throw error;
@@ -323,7 +323,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       if (known !== undefined && known.until > now) {
         if (isLive(known.record, now)) {
           // Only a key that passed `checkLookupWorthy` is ever cached: a hit needs no check again.
-          if (credentials.gatedLater !== true) await budget.check(failureSubject(credentials.ip), now);
+          if (credentials.gatedLater !== true) await budget.check(budget.subject(credentials.ip), now);
           lastUsed.set(known.record.id, now);
           return known.record;
         }
@@ -334,7 +334,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       } catch (error) {
         return refuse(error, credentials.ip, now);
       }
-      const subject = failureSubject(credentials.ip);
+      const subject = budget.subject(credentials.ip);
       if ((refused.get(print) ?? 0) > now) {
         await budget.take(subject, now);
         throw unauthorized('invalid_api_key');

@@ -10,20 +10,6 @@ import type { LimitRule } from '../domain/limits/tiers.js';
 import { addressGroup } from '../domain/net/client-address.js';
 import type { LimitGate, RateLimitStore } from '../stores/types.js';
 
-// Every request looks its address' budget up, and an address comes back with every request of its
-// connections: its subject is worked out once, and kept in a bounded memo like every cache here.
-const subjects = boundedCache<string, string>({ maxEntries: 4_096 });
-
-/** Where failed logins from `ip` (and its neighbours) are counted. */
-export function failureSubject(ip: string): string {
-  let subject = subjects.get(ip);
-  if (subject === undefined) {
-    subject = `auth-failures:${addressGroup(ip)}`;
-    subjects.set(ip, subject);
-  }
-  return subject;
-}
-
 /** Failed logins per client address, counted where the rate limits are (shared between instances on Redis). */
 export interface FailureBudget {
   /**
@@ -37,11 +23,24 @@ export interface FailureBudget {
   giveBack(subject: string, reservation: LimitDecision): Promise<void>;
   /** The budget of `ip` as a gate the admit step checks in the same store call that counts a request. */
   gate(ip: string): LimitGate;
+  /** Where failed logins from `ip` (and its neighbours) are counted. */
+  subject(ip: string): string;
 }
 
 /** @example const budget = createFailureBudget(stores.rateLimits, 20) */
 export function createFailureBudget(store: RateLimitStore, perMinute: number): FailureBudget {
   const rule: LimitRule[] = [{ name: 'auth-failures', limit: perMinute, windowSeconds: 60 }];
+  // Every request looks its address' budget up, and an address comes back with every request of its
+  // connections: its subject is worked out once, and kept in a bounded memo like every cache here.
+  const subjects = boundedCache<string, string>({ maxEntries: 4_096 });
+  const subjectOf = (ip: string): string => {
+    let subject = subjects.get(ip);
+    if (subject === undefined) {
+      subject = `auth-failures:${addressGroup(ip)}`;
+      subjects.set(ip, subject);
+    }
+    return subject;
+  };
 
   return {
     async take(subject: string, now: number): Promise<LimitDecision> {
@@ -64,8 +63,10 @@ export function createFailureBudget(store: RateLimitStore, perMinute: number): F
     },
 
     gate(ip: string): LimitGate {
-      return { subject: failureSubject(ip), limits: rule };
+      return { subject: subjectOf(ip), limits: rule };
     },
+
+    subject: subjectOf,
   };
 }
 

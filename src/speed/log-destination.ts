@@ -7,8 +7,7 @@
  * encoded once into a buffer of bytes as it comes (a request line of plain ASCII is written into
  * that buffer in place, with no string made for it: log-line.ts), and a batch of about 64 KiB
  * is handed to sonic-boom (in its buffer mode) whole, which writes it at once: nothing is measured
- * or converted again (against 8 KiB batches, a server under load used about 3% less CPU per
- * request and was preempted less often: bench/README.md). Lines stay whole and in their order; what
+ * or converted again (bench/README.md has what that saves against smaller batches). Lines stay whole and in their order; what
  * is gathered is handed over at least every 250 ms and at exit, so a SIGKILL loses at most the last
  * quarter of a second, as before.
  */
