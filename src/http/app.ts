@@ -49,6 +49,7 @@ import { seriesAdminRoutes } from './routes/series-admin.js';
 import { sourceRoutes } from './routes/sources.js';
 import { TariffSchema, tariffRoutes } from './routes/tariffs.js';
 import { usageRoutes } from './routes/usage.js';
+import { usageHistoryRoutes } from './routes/usage-history.js';
 import { WebhookViewSchema, webhookRoutes } from './routes/webhooks.js';
 import { ProblemSchema } from './schemas.js';
 
@@ -149,6 +150,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   app.decorateRequest('caller', null);
   app.decorateRequest('limitHeaders', null);
+  app.decorateRequest('unitsTaken', 0);
   app.decorateRequest('problemCode', null);
   registerProblemHandling(app);
   // Shared shapes, referenced by `$id` from the route schemas: one copy each in the document.
@@ -180,6 +182,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   // Last-used times still in memory are written before the stores close (they close after the app).
   app.addHook('onClose', () => services.auth.close());
+  // What this instance counted since its last flush is written before the stores close too.
+  app.addHook('onClose', async () => services.usage?.close());
   let closing = false;
   // preClose, not onClose: onClose runs only after requests in flight have finished.
   app.addHook('preClose', async () => {
@@ -198,7 +202,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     if (request.limitHeaders) reply.headers(request.limitHeaders);
   });
   // One structured line per request and its metrics, by the recorder the fast path uses too.
-  const record = createRequestRecorder(metrics, app.log);
+  const usage = config.usageHistory ? services.usage : undefined;
+  const record = createRequestRecorder(metrics, app.log, usage);
   app.addHook('onResponse', async (request, reply) => {
     record({
       reqId: request.id,
@@ -212,6 +217,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ip: request.ip,
       problemCode: request.problemCode,
       fast: false,
+      units: request.unitsTaken,
     });
   });
 
@@ -261,6 +267,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   seriesAdminRoutes(app, { series: services.series, keyGuard });
   sourceRoutes(app, { sources: deps.sources, configured: config.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
+  if (services.usage)
+    usageHistoryRoutes(app, { usage: services.usage, keys: services.keys, keyGuard, clock });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);
   if (stores.webhooks) {

@@ -261,6 +261,7 @@ export function createFastPath(deps: FastPathDeps) {
       ip,
       problemCode: null,
       fast: true,
+      units: limits.cost,
     });
   }
 

@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ErrorCode } from '../domain/errors/api-error.js';
 import { maskKeysInUrl } from '../domain/keys/key-format.js';
+import type { UsageCounter } from '../services/usage-history.js';
 import type { CounterSlot, HistogramSlot } from './folded-metrics.js';
 import type { Metrics } from './metrics.js';
 import { requestLineWriter } from './request-log.js';
@@ -27,12 +28,15 @@ export interface AnsweredRequest {
   readonly problemCode: ErrorCode | null;
   /** Served by the fast entry point (counted apart as well). */
   readonly fast: boolean;
+  /** Rate-limit units the request took: 0 when it was refused or not counted. */
+  readonly units: number;
 }
 
 /**
+ * `usage`: where keyed requests are counted per key and hour (docs/usage-history.md), if anywhere.
  * @example const record = createRequestRecorder(metrics, app.log); record({ reqId, method: 'GET', ... })
  */
-export function createRequestRecorder(metrics: Metrics, log: FastifyBaseLogger) {
+export function createRequestRecorder(metrics: Metrics, log: FastifyBaseLogger, usage?: UsageCounter) {
   const writeLine = requestLineWriter(log);
   // The metric slots of each label set, found by plain lookups of the request's own values. Label
   // sets are few and bounded: route templates, the methods Node's parser knows, statuses, tiers.
@@ -99,6 +103,7 @@ export function createRequestRecorder(metrics: Metrics, log: FastifyBaseLogger) 
     slots.counter.n += 1;
     metrics.latency.observe(slots.timer, r.elapsedMs / 1000);
     if (r.fast) fastOf(route).n += 1;
+    if (usage !== undefined && r.keyId !== null) usage.count(r.keyId, status, r.units);
     const code = r.problemCode;
     if (code === 'rate_limited') metrics.rateLimited.inc({ tier });
     else if (code !== null && (status === 401 || code === 'too_many_auth_failures')) {

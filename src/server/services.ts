@@ -8,6 +8,7 @@ import type { KeyService } from '../services/key-service.js';
 import type { PriceService } from '../services/price-service.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import type { SeriesService } from '../services/series-service.js';
+import type { UsageHistory } from '../services/usage-history.js';
 import type { Stores } from '../stores/types.js';
 
 export interface Services {
@@ -19,4 +20,6 @@ export interface Services {
   readonly prices: PriceService;
   readonly imports: ImportService;
   readonly series: SeriesService;
+  /** Requests per key and hour (docs/usage-history.md); absent over stores that keep none. */
+  readonly usage?: UsageHistory;
 }

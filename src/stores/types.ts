@@ -7,6 +7,7 @@ import type { LimitRule } from '../domain/limits/tiers.js';
 import type { CalendarDate, Resolution } from '../domain/time/days.js';
 import type { EventLog } from '../events/types.js';
 import type { WebhookStore } from '../webhooks/store.js';
+import type { UsageStore } from './usage.js';
 
 /** One priced thing (docs/data-model.md). */
 export interface Series {
@@ -224,6 +225,8 @@ export interface Stores {
   readonly events?: EventLog;
   /** Webhook endpoints and deliveries (docs/webhooks.md), beside the events; absent on stores that keep none. */
   readonly webhooks?: WebhookStore;
+  /** Requests per key and hour (docs/usage-history.md); absent on stores that keep none. */
+  readonly usage?: UsageStore;
   /** The shared counters' engine when scaled out (Redis), for readiness; absent on the embedded default. */
   readonly shared?: {
     /** What limits do while it is away. */
