@@ -5,7 +5,16 @@
  * metering system that deduplicates on them counts each day once. Today's row is marked partial.
  */
 import type { UsageCounts, UsageDay } from '../stores/usage.js';
-import { USAGE_COUNT_FIELDS } from './usage-report.js';
+
+/** The counts in the order the export writes them: units first, what a bill is made of. */
+const EXPORT_COUNT_FIELDS = [
+  'units',
+  'requests',
+  'served',
+  'notModified',
+  'rateLimited',
+  'clientErrors',
+] as const satisfies readonly (keyof UsageCounts)[];
 
 export const EXPORT_FORMATS = ['csv', 'cloudevents', 'openmeter', 'stripe'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -67,7 +76,7 @@ export function exportRows(
   return days.map((day) => {
     const key = keys.get(day.keyId);
     const date = dateOf(day.dayStart);
-    const counts = Object.fromEntries(USAGE_COUNT_FIELDS.map((f) => [f, day[f]])) as unknown as UsageCounts;
+    const counts = Object.fromEntries(EXPORT_COUNT_FIELDS.map((f) => [f, day[f]])) as unknown as UsageCounts;
     return {
       date,
       keyId: day.keyId,
@@ -86,7 +95,7 @@ export const EXPORT_CSV_HEADER = [
   'keyName',
   'tier',
   'customerRef',
-  ...USAGE_COUNT_FIELDS,
+  ...EXPORT_COUNT_FIELDS,
   'partial',
 ].join(',');
 
@@ -107,7 +116,7 @@ export function exportCsv(rows: readonly ExportRow[]): string {
       spreadsheetField(row.keyName),
       spreadsheetField(row.tier),
       spreadsheetField(row.customerRef ?? ''),
-      ...USAGE_COUNT_FIELDS.map((f) => row[f]),
+      ...EXPORT_COUNT_FIELDS.map((f) => row[f]),
       row.partial,
     ].join(','),
   );
@@ -133,7 +142,7 @@ export function exportCloudEvents(
         keyName: row.keyName,
         tier: row.tier,
         customerRef: row.customerRef,
-        ...Object.fromEntries(USAGE_COUNT_FIELDS.map((f) => [f, row[f]])),
+        ...Object.fromEntries(EXPORT_COUNT_FIELDS.map((f) => [f, row[f]])),
         partial: row.partial,
       },
     })),
