@@ -19,7 +19,13 @@ import type { UsageHistory } from '../../services/usage-history.js';
 import { USAGE_CSV_HEADER, usageCsv, usageReport } from '../../services/usage-report.js';
 import type { KeyGuard } from '../key-guard.js';
 import { answerFormat, stringEnum } from '../read-query.js';
-import { keyedErrors, NO_STORE_HEADER, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
+import {
+  type HeaderDocs,
+  keyedErrors,
+  NO_STORE_HEADER,
+  RATE_LIMIT_HEADERS,
+  REQUEST_ID_HEADER,
+} from '../schemas.js';
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 const CountFields = {
@@ -94,11 +100,20 @@ type UsageQueryValues = {
   format?: 'json' | 'csv';
 };
 
+const CSV_NAME: HeaderDocs = {
+  'content-disposition': {
+    type: 'string',
+    component: 'ContentDispositionUsage',
+    description:
+      'CSV answers only: attachment; filename="usage-KEYID-FIRST_LAST.csv", the dates of the range.',
+  },
+};
+
 function responses(description: string, ...more: number[]) {
   return {
     200: {
       description,
-      headers: { ...NO_STORE_HEADER, ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER },
+      headers: { ...NO_STORE_HEADER, ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER, ...CSV_NAME },
       content: {
         'application/json': { schema: UsageHistorySchema },
         'text/csv': {
