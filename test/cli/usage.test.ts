@@ -71,6 +71,7 @@ describe('pricepoint usage', () => {
     const all = await cli('usage', 'show', '--granularity', 'P1D', '--from', 'today');
     assert.equal(all.code, 0, all.stderr);
     const [header, row] = all.stdout.trim().split(/\r?\n/);
+    assert.equal(header, 'start,end,requests,served,notModified,rateLimited,clientErrors,units');
     const tomorrow = new Date(Date.parse(today()) + 86_400_000).toISOString().slice(0, 10);
     assert.equal(row, `${today()}T00:00:00+00:00,${tomorrow}T00:00:00+00:00,5,4,0,0,1,5`);
   });
