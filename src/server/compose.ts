@@ -13,6 +13,7 @@ import { createKeyService } from '../services/key-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
 import { createSeriesService } from '../services/series-service.js';
 import { createUsageHistory } from '../services/usage-history.js';
+import { type Speed, speedOf } from '../speed/index.js';
 import { guardStores, type StoreName } from '../stores/guard.js';
 import type { Stores } from '../stores/types.js';
 import { openStores, type StoreHooks } from './open-stores.js';
@@ -92,9 +93,11 @@ export async function withServices<T>(
   }
 }
 
-export interface ComposeAppDeps extends Omit<AppDeps, 'services' | 'metrics'> {
+export interface ComposeAppDeps extends Omit<AppDeps, 'services' | 'metrics' | 'speed'> {
   readonly stores: Stores;
   readonly metrics?: AppDeps['metrics'];
+  /** The speed parts; by default those of `config.fastPath`, the one switch (../speed). */
+  readonly speed?: Speed;
 }
 
 /**
@@ -106,7 +109,8 @@ export async function composeApp(
   config: Config,
   deps: ComposeAppDeps,
 ): Promise<{ app: FastifyInstance; services: Services }> {
-  const metrics = deps.metrics ?? createMetrics();
+  const speed = deps.speed ?? (await speedOf(config.fastPath));
+  const metrics = deps.metrics ?? createMetrics(speed.requestMetrics);
   // The app's logger exists once the app does; nothing fails before the app is built.
   let log: FastifyBaseLogger | undefined;
   const services = composeServices(config, deps.stores, {
@@ -117,7 +121,7 @@ export async function composeApp(
     },
     onFlushError: (error) => log?.error({ err: error }, 'writing last-used times failed'),
   });
-  const app = await buildApp(config, { ...deps, services, metrics });
+  const app = await buildApp(config, { ...deps, services, metrics, speed });
   log = app.log;
   return { app, services };
 }

@@ -54,7 +54,7 @@ export function createFailureBudget(store: RateLimitStore, perMinute: number) {
       }
     },
 
-    /** The budget of `ip` as a gate the fast path checks in the same store call that counts a request. */
+    /** The budget of `ip` as a gate the admit step checks in the same store call that counts a request. */
     gate(ip: string): LimitGate {
       return { subject: failureSubject(ip), limits: rule };
     },

@@ -1,7 +1,7 @@
 /**
  * Fixed windows aligned to the Unix epoch (docs/keys-and-tiers.md): a 60 s window resets at every whole
  * UTC minute, a day window at 00:00 UTC. This file holds the arithmetic; the counting itself lives
- * in a `RateLimitStore`, and src/http/rate-limit-headers.ts writes the header fields.
+ * in a `RateLimitStore`, and src/http/pipeline/rate-limit-headers.ts writes the header fields.
  */
 import type { LimitRule } from './tiers.js';
 
@@ -88,7 +88,7 @@ export function secondsUntil(resetAtMs: number, nowMs: number): number {
 
 /**
  * A decision as the caller is told of it: what was decided, when, and what the request weighed
- * (src/http/rate-limit-headers.ts turns it into header fields).
+ * (src/http/pipeline/rate-limit-headers.ts turns it into header fields).
  */
 export interface LimitReport {
   readonly decision: LimitDecision;

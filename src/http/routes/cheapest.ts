@@ -19,9 +19,6 @@ import {
   type RangeEnd,
 } from '../../services/cheapest.js';
 import type { PriceService } from '../../services/price-service.js';
-import { type AnswerCache, answerKey } from '../answer-cache.js';
-import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
-import type { KeyGuard } from '../key-guard.js';
 import {
   answerFormat,
   ConversionFields,
@@ -31,9 +28,12 @@ import {
   SeriesMetaFields,
   stringEnum,
   TariffField,
-} from '../read-query.js';
+} from '../contract/read-query.js';
+import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
+import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../pipeline/answer.js';
+import { type AnswerCache, answerKey } from '../pipeline/answer-cache.js';
 import { csvField, FX_COLUMNS, fxJson, TARIFF_COLUMNS } from '../render/day-answer.js';
-import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 import { parseDayName } from './prices.js';
 
 /** At most this many intervals in `count` (a month of quarter hours is 2,976). */

@@ -26,11 +26,10 @@ import {
 } from '../../events/stream-limits.js';
 import type { EventLog } from '../../events/types.js';
 import type { PriceService } from '../../services/price-service.js';
-import { countUnsent } from '../client-groups.js';
-import type { KeyGuard } from '../key-guard.js';
+import { parseReadQuery, ReadHeadersSchema, ReadQueryFields } from '../contract/read-query.js';
+import { keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../contract/schemas.js';
 import type { Metrics } from '../metrics.js';
-import { parseReadQuery, ReadHeadersSchema, ReadQueryFields } from '../read-query.js';
-import { keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
 
 /** How long a shutdown waits for the streams' last chunks to reach their sockets. */
 const SHUTDOWN_FLUSH_MS = 1_000;
@@ -42,6 +41,8 @@ export interface EventRouteDeps {
   readonly clock: () => number;
   readonly metrics: Metrics;
   readonly options?: EventStreamOptions;
+  /** Counts a stream's queued text with its connection's unsent bytes (../transport/client-groups.ts). */
+  readonly countUnsent?: (response: FastifyReply['raw'], bytes: () => number) => void;
 }
 
 /** An open stream: the text it queues, and the answer whose socket holds what it wrote. */
@@ -213,7 +214,7 @@ export function eventRoutes(app: FastifyInstance, deps: EventRouteDeps): void {
       };
       open.add(entry);
       // What the stream queues counts with its connection's unsent bytes, against its client's bound.
-      countUnsent(raw, () => stream.readableLength);
+      deps.countUnsent?.(raw, () => stream.readableLength);
       const closed = () => {
         open.delete(entry);
         release();

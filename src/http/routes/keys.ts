@@ -15,8 +15,8 @@ import {
   MAX_GRACE_MS,
 } from '../../services/key-service.js';
 import { SCOPES, type Scope } from '../../stores/types.js';
-import type { KeyGuard } from '../key-guard.js';
-import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
 
 const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339 timestamp, UTC.' });
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -17,15 +17,15 @@ import {
 import type { KeyService } from '../../services/key-service.js';
 import type { UsageHistory } from '../../services/usage-history.js';
 import { USAGE_CSV_HEADER, usageCsv, usageReport } from '../../services/usage-report.js';
-import type { KeyGuard } from '../key-guard.js';
-import { answerFormat, stringEnum } from '../read-query.js';
+import { answerFormat, stringEnum } from '../contract/read-query.js';
 import {
   type HeaderDocs,
   keyedErrors,
   NO_STORE_HEADER,
   RATE_LIMIT_HEADERS,
   REQUEST_ID_HEADER,
-} from '../schemas.js';
+} from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 const CountFields = {

@@ -1,5 +1,5 @@
 /**
- * request-log.ts writes the request line itself, through pino's private symbols, because pino's
+ * log-line.ts writes the request line itself, through pino's private symbols, because pino's
  * serialiser is slow on the hot path. These tests hold it to pino's public path byte for byte, and
  * show it falls back to that path when pino is set up in a way it does not copy.
  */
@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { requestId } from './request-id.js';
-import { epochText, hundredths, quoted, type RequestLine, requestLineWriter } from './request-log.js';
+import type { RequestLine } from '../http/pipeline/record.js';
+import { epochText, hundredths, quoted, requestLineWriter } from './log-line.js';
+import { createRequestIds } from './request-id.js';
 
 /** A synchronous destination that keeps every line written. */
 function capture() {
@@ -109,7 +110,8 @@ describe('the request line', () => {
   test('is written in place, as bytes, where the destination takes them, and as text otherwise', (t) => {
     const direct = inPlaceCapture();
     const reference = capture();
-    const write = requestLineWriter(pino({}, direct.stream) as unknown as FastifyBaseLogger);
+    const ids = createRequestIds();
+    const write = requestLineWriter(pino({}, direct.stream) as unknown as FastifyBaseLogger, ids.lastBytes);
     const log = pino({}, reference.stream);
     const first = LINES[0] as RequestLine;
     const lines: RequestLine[] = [first, LINES[1] as RequestLine];
@@ -128,7 +130,7 @@ describe('the request line', () => {
     lines.push({ ...first, ip: '10.0.0.2' }, { ...first, tier: 'pro' }, { ...first, tier: null });
     lines.push({ ...first, method: 'POST' }, { ...first, method: 'HEAD' }, first, first);
     // Ids made here: the bytes of the last are copied, the one before is read as text.
-    lines.push({ ...first, reqId: requestId() }, { ...first, reqId: requestId() });
+    lines.push({ ...first, reqId: ids.next() }, { ...first, reqId: ids.next() });
     // Statuses and latencies: whole numbers, hundredths, and numbers that take String's way.
     for (const status of [0, 9, 10, 99, 100, 200, 304, 429, 599, 1000, 0x7fffffff, 2 ** 31, -1, 1.5])
       lines.push({ ...first, status });

@@ -5,8 +5,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import Negotiator from 'negotiator';
-import { boundedCache } from '../cache/bounded-cache.js';
 import { type AnswerCache, type CachedAnswer, type Coding, MIN_COMPRESS_BYTES } from './answer-cache.js';
 
 /** Seconds a client may reuse an answer holding today, tomorrow, the latest price or the catalogue. */
@@ -76,30 +74,6 @@ export function sendCacheable(
   return reply.type(answer.type).send(answer.body());
 }
 
-const CODINGS: readonly string[] = ['br', 'gzip', 'identity'];
-// Clients send a handful of distinct Accept-Encoding values; each is negotiated once. `identity`
-// stands for "no coding", since a cache holds no undefined.
-const codingOf = boundedCache<string, Coding | 'identity'>({ maxEntries: 256 });
-
-/**
- * The content coding to answer in for an `Accept-Encoding` header: Brotli, then gzip, else none.
- * @example preferredCoding('gzip, deflate, br') // 'br'
- */
-export function preferredCoding(header: string | undefined): Coding | undefined {
-  if (header === undefined || header === '') return undefined;
-  let coding = codingOf.get(header);
-  if (coding === undefined) {
-    // Ties in q go to the server's order (Brotli first); @types/negotiator lacks the option.
-    const negotiator = new Negotiator({ headers: { 'accept-encoding': header } }) as unknown as {
-      encoding(available: string[], options: { preferred: string[] }): string | undefined;
-    };
-    const best = negotiator.encoding([...CODINGS], { preferred: [...CODINGS] });
-    coding = best === 'br' || best === 'gzip' ? best : 'identity';
-    codingOf.set(header, coding);
-  }
-  return coding === 'identity' ? undefined : coding;
-}
-
 /** What read answers vary by: the format, the coding, and the key, whose tier decides what is read. */
 export const VARY = 'accept, accept-encoding, x-api-key, authorization';
 
@@ -113,8 +87,12 @@ export function codedTag(etag: string, coding: Coding | undefined): string {
 }
 
 /** The content coding of `answer` for a client that sent `acceptEncoding`; none for a small body. */
-export function answerCoding(answer: CachedAnswer, acceptEncoding: string | undefined): Coding | undefined {
-  return answer.body.length >= MIN_COMPRESS_BYTES ? preferredCoding(acceptEncoding) : undefined;
+export function answerCoding(
+  answer: CachedAnswer,
+  acceptEncoding: string | undefined,
+  cache: AnswerCache,
+): Coding | undefined {
+  return answer.body.length >= MIN_COMPRESS_BYTES ? cache.coding(acceptEncoding) : undefined;
 }
 
 /** What goes on the wire for a finished answer: status, header fields (name, value, ...) and body. */
@@ -159,7 +137,7 @@ export function answerFields(
 
 /**
  * The one writer of a finished answer, for the full path (`sendAnswer`) and the fast entry point
- * (fast-path.ts, which keeps each head it writes): 304 without a body when `If-None-Match` names it
+ * (../../speed/fast-entry.ts, which keeps each head it writes): 304 without a body when `If-None-Match` names it
  * (`answerStatus`), else the body in `coding` (`body`: those bytes, made by `AnswerCache.encoded`)
  * with its own ETag.
  * @example answerHead(answer, undefined, answer.body, request.headers['if-none-match'])
@@ -189,7 +167,7 @@ export async function sendAnswer(
   cache: AnswerCache,
   answer: CachedAnswer,
 ): Promise<FastifyReply> {
-  const coding = answerCoding(answer, request.headers['accept-encoding']);
+  const coding = answerCoding(answer, request.headers['accept-encoding'], cache);
   const held = request.headers['if-none-match'];
   const ready = coding === undefined ? answer.body : answer.ready[coding];
   let head = answerHead(answer, coding, ready ?? answer.body, held);

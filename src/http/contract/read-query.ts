@@ -5,12 +5,12 @@
 import { type TUnsafe, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
 import Negotiator from 'negotiator';
-import { ApiError } from '../domain/errors/api-error.js';
-import { ENERGY_UNITS, type EnergyUnit } from '../domain/money/exact.js';
-import { normaliseSymbol } from '../domain/series/series-rules.js';
-import { RESOLUTIONS, type Resolution } from '../domain/time/days.js';
-import { timeZoneId } from '../domain/time/zone.js';
-import type { DayQuery } from '../services/price-service.js';
+import { ApiError } from '../../domain/errors/api-error.js';
+import { ENERGY_UNITS, type EnergyUnit } from '../../domain/money/exact.js';
+import { normaliseSymbol } from '../../domain/series/series-rules.js';
+import { RESOLUTIONS, type Resolution } from '../../domain/time/days.js';
+import { timeZoneId } from '../../domain/time/zone.js';
+import type { DayQuery } from '../../services/price-service.js';
 
 const MAX_SYMBOLS = 100;
 

@@ -5,7 +5,7 @@
  * batch itself, but measures the UTF-8 length of the batch it is growing on every line it takes:
  * on a cached answer that cost more than building the line. Lines are gathered here instead, each
  * encoded once into a buffer of bytes as it comes (a request line of plain ASCII is written into
- * that buffer in place, with no string made for it: request-log.ts), and a batch of about 64 KiB
+ * that buffer in place, with no string made for it: log-line.ts), and a batch of about 64 KiB
  * is handed to sonic-boom (in its buffer mode) whole, which writes it at once: nothing is measured
  * or converted again (against 8 KiB batches, a server under load used about 3% less CPU per
  * request and was preempted less often: bench/README.md). Lines stay whole and in their order; what

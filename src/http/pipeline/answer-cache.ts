@@ -12,7 +12,8 @@
  */
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import { boundedCache } from '../cache/bounded-cache.js';
+import Negotiator from 'negotiator';
+import { boundedCache } from '../../cache/bounded-cache.js';
 
 const brotli = promisify(brotliCompress);
 const gzipped = promisify(gzip);
@@ -26,7 +27,7 @@ export interface AnswerContent {
   readonly etag: string;
   readonly maxAge: number;
   readonly type: string;
-  /** `Content-Disposition` of a CSV answer (caching.ts `csvAttachment`): the file name to save it as. */
+  /** `Content-Disposition` of a CSV answer (answer.ts `csvAttachment`): the file name to save it as. */
   readonly disposition?: string;
   readonly body: Buffer;
   /** Series the answer holds; an answer with every series the tier reads also changes with a new series. */
@@ -65,6 +66,21 @@ export interface AnswerCacheOptions {
   readonly token?: () => string;
 }
 
+const CODINGS: readonly string[] = ['br', 'gzip', 'identity'];
+/**
+ * The content coding to answer in for an `Accept-Encoding` header: Brotli, then gzip, else none.
+ * @example preferredCoding('gzip, deflate, br') // 'br'
+ */
+export function preferredCoding(header: string | undefined): Coding | undefined {
+  if (header === undefined || header === '') return undefined;
+  // Ties in q go to the server's order (Brotli first); @types/negotiator lacks the option.
+  const negotiator = new Negotiator({ headers: { 'accept-encoding': header } }) as unknown as {
+    encoding(available: string[], options: { preferred: string[] }): string | undefined;
+  };
+  const best = negotiator.encoding([...CODINGS], { preferred: [...CODINGS] });
+  return best === 'br' || best === 'gzip' ? best : undefined;
+}
+
 /** Bodies larger than this are compressed faster and a little less tightly. */
 const LARGE_BODY_BYTES = 256 * 1024;
 
@@ -87,14 +103,27 @@ export function createAnswerCache(options: AnswerCacheOptions) {
     },
   });
   let token: string | undefined;
+  // Clients send a handful of distinct Accept-Encoding values; each is negotiated once. `identity`
+  // stands for "no coding", since a cache holds no undefined.
+  const codings = boundedCache<string, Coding | 'identity'>({ maxEntries: 256 });
 
   /** Keeps `answer` under `key`, or keeps it again with its new size (a compressed body was added). */
   const put = (key: string, answer: CachedAnswer) => entries.set(key, answer);
 
   return {
+    /** `preferredCoding(acceptEncoding)`, negotiated once per header value. */
+    coding(acceptEncoding: string | undefined): Coding | undefined {
+      if (acceptEncoding === undefined || acceptEncoding === '') return undefined;
+      let coding = codings.get(acceptEncoding);
+      if (coding === undefined) {
+        coding = preferredCoding(acceptEncoding) ?? 'identity';
+        codings.set(acceptEncoding, coding);
+      }
+      return coding === 'identity' ? undefined : coding;
+    },
     /**
      * The cached answer for `key` while it is valid at `now`.
-     * @example cache.get('demo|today|NO1||json|', clock())
+     * @example cache.get(answerKey('free', undefined, '/api/v1/prices/today'), clock())
      */
     get(key: string, now: number): CachedAnswer | undefined {
       if (options.token !== undefined) {

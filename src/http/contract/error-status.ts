@@ -1,8 +1,8 @@
 /**
  * The HTTP status of each error code (docs/errors.md): the one place that maps what went wrong,
- * as services say it, to HTTP. src/http/problem.ts answers with it.
+ * as services say it, to HTTP. src/http/contract/problem.ts answers with it.
  */
-import type { ErrorCode } from '../domain/errors/api-error.js';
+import type { ErrorCode } from '../../domain/errors/api-error.js';
 
 const STATUS: Readonly<Record<ErrorCode, number>> = {
   missing_api_key: 401,

@@ -20,8 +20,8 @@ import {
 } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import proxyAddr from '@fastify/proxy-addr';
-import { addressGroup } from '../domain/net/client-address.js';
+import { addressGroup } from '../../domain/net/client-address.js';
+import type { TrustFunction } from './trust.js';
 
 export interface ClientGroupLimits {
   /** Connections one group may hold open at once; 0: no bound. */
@@ -29,7 +29,8 @@ export interface ClientGroupLimits {
   /** Bytes of answers one group's connections may hold unsent; 0: no bound. */
   readonly unsentBytes: number;
   /** Proxies carry many clients' connections and are trusted to bound them themselves: exempt. */
-  readonly trustProxy: readonly string[];
+  /** Proxies to believe (./trust.ts): their connections carry many clients and are not counted. */
+  readonly trust: TrustFunction | undefined;
   /** Told of each connection closed on opening for being past `perAddress`. */
   readonly refused: () => void;
   /** Told of each connection closed for its group holding more than `unsentBytes`. */
@@ -52,21 +53,6 @@ interface Answering {
   readonly answers: Set<ServerResponse>;
   /** Bytes an answer keeps before its socket (an event stream's queue: `countUnsent`), while open. */
   readonly held: Set<() => number>;
-}
-
-/** Every followed connection by its socket, over the servers of the process. */
-const bySocket = new WeakMap<Socket, Answering>();
-
-/**
- * Counts what `bytes()` reports with the unsent bytes of the connection of `response`, until the
- * answer closes: for an answer that keeps text of its own before writing it to the socket and never
- * ends (an event stream), which the group's bound must see too. Nothing where no bound applies.
- */
-export function countUnsent(response: ServerResponse, bytes: () => number): void {
-  const connection = bySocket.get(response.req.socket);
-  if (connection === undefined) return;
-  connection.held.add(bytes);
-  response.once('close', () => connection.held.delete(bytes));
 }
 
 /** How often every group is counted again, besides when its answers are handed over or ended. */
@@ -99,12 +85,20 @@ export function clientGroups(limits: ClientGroupLimits): {
   listener(inner: RequestListener): RequestListener;
   watch(server: HttpServer | HttpsServer): void;
   unsentBytes(): UnsentBytes;
+  /**
+   * Counts what `bytes()` reports with the unsent bytes of the connection of `response`, until the
+   * answer closes: for an answer that keeps text of its own before writing it to the socket and
+   * never ends (an event stream), which the group's bound must see too.
+   */
+  countUnsent(response: ServerResponse, bytes: () => number): void;
 } {
-  const trusted = limits.trustProxy.length > 0 ? proxyAddr.compile([...limits.trustProxy]) : () => false;
+  const trusted = limits.trust;
   const groupOf = (address: string | undefined): string | undefined =>
-    address === undefined || trusted(address, 0) ? undefined : addressGroup(address);
+    address === undefined || trusted?.(address, 0) === true ? undefined : addressGroup(address);
 
   const answering = new Map<string, Set<Answering>>();
+  /** Every followed connection of this server, by its socket. */
+  const bySocket = new WeakMap<Socket, Answering>();
 
   /** Closes the group's connections holding the most until it holds at most the bound. */
   const enforce = (group: Set<Answering>): void => {
@@ -194,6 +188,13 @@ export function clientGroups(limits: ClientGroupLimits): {
 
   return {
     ServerResponse: limits.unsentBytes > 0 ? GuardedResponse : ServerResponse,
+
+    countUnsent(response, bytes) {
+      const connection = bySocket.get(response.req.socket);
+      if (connection === undefined) return;
+      connection.held.add(bytes);
+      response.once('close', () => connection.held.delete(bytes));
+    },
 
     // The server's one listener rather than a second one beside it: with two, Node's `emit` copies
     // the listeners and calls each through `Reflect.apply` on every request (bench/README.md).

@@ -5,14 +5,15 @@
  * once, so it cannot take the sockets (file descriptors) every other client needs, and only so many
  * bytes of answers it does not read (client-groups.ts), so it cannot take the server's memory.
  */
-import type { Server as HttpServer, RequestListener } from 'node:http';
+import type { Server as HttpServer, RequestListener, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
 import type { TLSSocket, TlsOptions } from 'node:tls';
+import { plainHttpAnswer } from '../contract/problem.js';
+import type { Metrics } from '../metrics.js';
 import { clientGroups } from './client-groups.js';
-import type { Metrics } from './metrics.js';
-import { plainHttpAnswer } from './problem.js';
+import { tcpBeneath } from './tls-parent.js';
+import type { TrustFunction } from './trust.js';
 
 export interface ConnectionLimits {
   /** The TLS handshake must be done within this many milliseconds of the connection opening. */
@@ -88,13 +89,17 @@ function serverTimeouts(limits: ConnectionLimits) {
  * made with them.
  * @example const guard = connectionGuard(limits, [], metrics); guard.guard(createServer(guard.options, guard.listener(serve)))
  */
-export function connectionGuard(limits: ConnectionLimits, trustProxy: readonly string[], metrics: Metrics) {
+export function connectionGuard(
+  limits: ConnectionLimits,
+  trust: TrustFunction | undefined,
+  metrics: Metrics,
+) {
   const groups =
     limits.perAddress > 0 || limits.unsentBytesPerAddress > 0
       ? clientGroups({
           perAddress: limits.perAddress,
           unsentBytes: limits.unsentBytesPerAddress,
-          trustProxy,
+          trust,
           refused: () => metrics.connectionsRefused.inc(),
           closedUnsent: () => metrics.connectionsClosedUnsent.inc(),
         })
@@ -105,6 +110,10 @@ export function connectionGuard(limits: ConnectionLimits, trustProxy: readonly s
       ...(groups && { ServerResponse: groups.ServerResponse }),
     },
     listener: (serve: RequestListener): RequestListener => (groups ? groups.listener(serve) : serve),
+    /** See `clientGroups`; nothing where no bound applies. */
+    countUnsent(response: ServerResponse, bytes: () => number): void {
+      groups?.countUnsent(response, bytes);
+    },
     guard(server: HttpServer | HttpsServer): void {
       if (limits.idleMs > 0) idleDeadline(server, limits.idleMs);
       if ('setSecureContext' in server) answerPlainHttp(server);
@@ -155,9 +164,8 @@ function idleDeadline(server: HttpServer | HttpsServer, idleMs: number): void {
  */
 function answerPlainHttp(server: HttpsServer): void {
   server.on('tlsClientError', (error: NodeJS.ErrnoException, tlsSocket: TLSSocket) => {
-    // The TCP connection the TLS socket wraps: Node keeps it as `_parent` (not typed).
-    const tcp = (tlsSocket as TLSSocket & { _parent?: Duplex | null })._parent;
-    if (error.code === 'ERR_SSL_HTTP_REQUEST' && tcp && !tcp.destroyed) plainHttpAnswer(tcp);
+    const tcp = error.code === 'ERR_SSL_HTTP_REQUEST' ? tcpBeneath(tlsSocket) : undefined;
+    if (tcp !== undefined) plainHttpAnswer(tcp);
     else tlsSocket.destroy();
   });
 }

@@ -15,7 +15,7 @@
  * Per instance, held by the app (../http/app.ts): only clients with a read under way have an entry,
  * so what it keeps is bounded by the requests the server holds.
  */
-import { ApiError } from '../domain/errors/api-error.js';
+import { ApiError } from '../../domain/errors/api-error.js';
 
 export interface HeavyReadLimits {
   /** Heavy reads built at once on this instance (at least 1). */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
 
-const MODULE = new URL('../../dist/server/tick-shape.js', import.meta.url).href;
+const MODULE = new URL('../../dist/speed/tick-shape.js', import.meta.url).href;
 
 /** The states of `nextTick`'s literal-define caches after ticks, a full collection and more ticks. */
 function defineStates(hold: boolean): string[] {

@@ -1,6 +1,6 @@
 /**
  * How a rate-limit decision (../domain/limits/fixed-window.ts) is told to a client: the header
- * fields. The limiter decides; this file names the fields, for the full path and the fast path alike.
+ * fields. The limiter decides; this file names the fields, for both entries of the request pipeline (src/http/README.md).
  */
 import {
   bindingLimit,
@@ -8,8 +8,7 @@ import {
   type LimitState,
   secondsUntil,
   unitsOf,
-} from '../domain/limits/fixed-window.js';
-import type { LimitRule } from '../domain/limits/tiers.js';
+} from '../../domain/limits/fixed-window.js';
 
 /** The fields that tell a client its limits, in their order (`Retry-After` follows on a refusal). */
 export const RATE_LIMIT_FIELDS = [
@@ -46,7 +45,7 @@ export function rateLimitHeaders(
 
 /**
  * The values of `RATE_LIMIT_FIELDS` for a decision, written into `values` from `at`, for the fast
- * entry point (fast-path.ts) as for `rateLimitHeaders`. Returns the seconds until the binding limit
+ * entry (src/speed/fast-entry.ts) as for `rateLimitHeaders`. Returns the seconds until the binding limit
  * resets (what `Retry-After` says on a refusal), or -1 when no limit binds (a tier without limits:
  * no fields at all).
  */
@@ -69,20 +68,9 @@ export function rateLimitValues(
   return reset;
 }
 
-// A tier's rules are the same objects for the life of the process: its policy text is written once,
-// kept under its first rule and checked against all of them.
-const policies = new WeakMap<LimitRule, { rules: readonly LimitRule[]; text: string }>();
-
 /** `"minute";q=30;w=60, "day";q=1000;w=86400`: the limits of a decision, in their order. */
 function policyOf(states: readonly LimitState[]): string {
-  const first = states[0]?.rule;
-  const known = first && policies.get(first);
-  if (known && known.rules.length === states.length && known.rules.every((r, i) => states[i]?.rule === r)) {
-    return known.text;
-  }
-  const text = states.map((s) => `"${s.rule.name}";q=${s.rule.limit};w=${s.rule.windowSeconds}`).join(', ');
-  if (first) policies.set(first, { rules: states.map((s) => s.rule), text });
-  return text;
+  return states.map((s) => `"${s.rule.name}";q=${s.rule.limit};w=${s.rule.windowSeconds}`).join(', ');
 }
 
 /** `"minute";q=1200;w=60;pricepoint-cost=12`: the policy, with what a weighted request took from each. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type LimitDecision, type LimitState, shortLimits } from '../domain/limits/fixed-window.js';
-import type { LimitRule } from '../domain/limits/tiers.js';
+import { type LimitDecision, type LimitState, shortLimits } from '../../domain/limits/fixed-window.js';
+import type { LimitRule } from '../../domain/limits/tiers.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
 const at = (iso: string): number => Date.parse(iso);

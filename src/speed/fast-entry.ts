@@ -1,37 +1,36 @@
 /**
- * The fast entry point of the API (docs/api.md, bench/README.md): a repeated read under
- * `/api/v1/prices` (a day, the range, `latest`, `cheapest`) that is already answered in the answer
- * cache is served straight from the Node request listener, before
- * Fastify builds its request and reply and runs its hooks.
+ * The fast entry (./README.md): a repeated read under `/api/v1/prices` (a day, the range, `latest`,
+ * `cheapest`) already answered in the answer cache is served straight from Node's request listener,
+ * before Fastify builds its request and reply and runs its hooks.
  *
- * It restates none of the full path: it authenticates with the same authenticator and credentials
- * and makes the same scope check (key-guard.ts), counts through the same limiter, writes the same
- * header table (response-headers.ts) and the same answer (caching.ts `answerFields`), and records the
- * request through the same recorder (request-recorder.ts). A parity test
- * (test/http/fast-path-parity.test.ts) proves both paths answer and log alike;
- * `PRICEPOINT_FAST_PATH=false` switches this one off.
- *
- * It only ever serves the happy case. Anything else (no cached answer, a body not compressed yet, a
- * refused key or scope, a refused limit, a store error, a HEAD or a shutdown) is handed to Fastify
- * before a byte is written. A refused limit took nothing, and a key check already made is handed
- * over with the request, so Fastify neither asks the key store again nor counts a failure twice.
+ * It runs the same pipeline steps as the Fastify hooks (src/http/README.md): admit (the same
+ * credentials, authenticator, limiter and scope check), answer (the cached answer's fields, coding
+ * and 304), headers (the one table) and record (the same recorder). It only ever serves the happy
+ * case; anything else (no cached answer, a body not compressed yet, a refused key, scope or limit,
+ * a store error, a HEAD or a shutdown) is handed to Fastify before a byte is written, with its key
+ * check, so Fastify neither asks the key store again nor counts a failure twice.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 // The global `performance` is a getter on the global object, looked up again on every use even
 // in optimised code; the module's binding is read like any import.
 import { performance } from 'node:perf_hooks';
-import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyBaseLogger } from 'fastify';
 import type { LimitReport } from '../domain/limits/fixed-window.js';
+import type { Admission } from '../http/pipeline/admit.js';
+import { scopeRefusal } from '../http/pipeline/admit.js';
+import { answerCoding, answerFields, answerStatus } from '../http/pipeline/answer.js';
+import {
+  type AnswerCache,
+  answerKey,
+  type CachedAnswer,
+  type Coding,
+} from '../http/pipeline/answer-cache.js';
+import { RATE_LIMIT_FIELDS, rateLimitValues } from '../http/pipeline/rate-limit-headers.js';
+import type { RequestRecorder } from '../http/pipeline/record.js';
+import { clientAddress, type TrustFunction } from '../http/transport/trust.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import type { KeyRecord, LimitGate } from '../stores/types.js';
-import { type AnswerCache, answerKey, type CachedAnswer, type Coding } from './answer-cache.js';
-import { answerCoding, answerFields, answerStatus } from './caching.js';
-import { handOverVerdict, requestCredentials, scopeRefusal } from './key-guard.js';
-import { RATE_LIMIT_FIELDS, rateLimitValues } from './rate-limit-headers.js';
-import { requestId } from './request-id.js';
-import type { RequestRecorder } from './request-recorder.js';
 import {
   checkFields,
   keptFieldsSymbol,
@@ -48,37 +47,39 @@ interface Found {
   readonly tier: string;
 }
 
-export interface FastPathDeps {
+export interface FastEntryDeps {
+  readonly admission: Admission;
   readonly auth: Authenticator;
   readonly limiter: RateLimiter;
   readonly answers: AnswerCache;
   readonly record: RequestRecorder;
   readonly log: FastifyBaseLogger;
   readonly clock: () => number;
-  /** Headers every answer carries (response-headers.ts), as the full path sets them. */
+  /** Headers every answer carries (src/http/pipeline/headers.ts), as the Fastify hooks set them. */
   readonly commonHeaders: Readonly<Record<string, string>>;
-  /** Proxies whose `X-Forwarded-For` is believed, as Fastify's `trustProxy`. */
-  readonly trustProxy: readonly string[];
+  /** The proxies whose `X-Forwarded-For` is believed, compiled once for Fastify and this entry. */
+  readonly trust: TrustFunction | undefined;
+  readonly requestId: () => string;
   /** True once the server is closing: Fastify then answers 503. */
   readonly closing: () => boolean;
-  /** Fastify's own listener, which answers everything the fast path does not. */
+  /** Fastify's own listener, which answers everything the fast entry does not. */
   readonly next: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 /**
  * The URLs of the counted read routes the answer cache can hold (every route under /api/v1/prices):
- * a strict subset of what Fastify's router sends to them, so a request the fast path
+ * a strict subset of what Fastify's router sends to them, so a request the fast entry
  * authenticates is one that Fastify would authenticate and count the same way.
  */
 const SERVABLE = /^\/api\/v1\/prices(?:\/[0-9A-Za-z-]{1,32})?(?:\?|$)/;
 
 /**
  * A request listener that serves what it can and passes everything else to `deps.next`.
- * @example https.createServer(tls, createFastPath({ ...deps, next: fastifyListener }))
+ * @example https.createServer(tls, createFastEntry({ ...deps, next: fastifyListener }))
  */
-export function createFastPath(deps: FastPathDeps) {
+export function createFastEntry(deps: FastEntryDeps) {
   const next = deps.next;
-  const trusted = deps.trustProxy.length > 0 ? proxyAddr.compile([...deps.trustProxy]) : undefined;
+  const trusted = deps.trust;
   const common = Object.entries(deps.commonHeaders).flat();
   // Heads are written with fields checked once, not by Node on every request (trusted-head.ts): the
   // common table here, an answer's own fields when its head is prepared. The values given per
@@ -118,13 +119,12 @@ export function createFastPath(deps: FastPathDeps) {
   }
 
   /**
-   * What is kept of each connection: its client's address (without proxies to believe, the peer's,
-   * which does not change) with its failed-login gate, and the answer key it asked for last. A
-   * client asks the same URL again and again, and a key made afresh is hashed afresh on every
-   * lookup; a key kept is hashed once.
+   * What is kept of each connection: its failed-login gate (without proxies to believe, the client
+   * is the peer, which does not change), and the answer key it asked for last. A client asks the
+   * same URL again and again, and a key made afresh is hashed afresh on every lookup; a key kept is
+   * hashed once.
    */
   interface Connection {
-    address: string | undefined;
     /** The failed-login gate of that address (`Authenticator.failureGate`). */
     gate: LimitGate | undefined;
     url: string;
@@ -137,7 +137,7 @@ export function createFastPath(deps: FastPathDeps) {
   function connectionOf(socket: object): Connection {
     let connection = connections.get(socket);
     if (connection === undefined) {
-      connection = { address: undefined, gate: undefined, url: '', accept: undefined, tier: '', key: '' };
+      connection = { gate: undefined, url: '', accept: undefined, tier: '', key: '' };
       connections.set(socket, connection);
     }
     return connection;
@@ -160,15 +160,6 @@ export function createFastPath(deps: FastPathDeps) {
     return connection.gate;
   }
 
-  function clientAddress(req: IncomingMessage, connection: Connection): string {
-    if (trusted !== undefined) {
-      const all = proxyAddr.all(req, trusted);
-      return all[all.length - 1] ?? '';
-    }
-    if (connection.address === undefined) connection.address = req.socket.remoteAddress;
-    return connection.address ?? '';
-  }
-
   /**
    * Serves the request if it can, else hands it to the full path untouched, with its key check. A
    * refusal on the way (a 401, a 429, a tier no longer configured, a store error) is the full
@@ -184,9 +175,9 @@ export function createFastPath(deps: FastPathDeps) {
     let verdict: Promise<KeyRecord> | undefined;
     try {
       const connection = connectionOf(req.socket);
-      const ip = clientAddress(req, connection);
+      const ip = clientAddress(req, trusted);
       // Counted with the failed-login budget as its gate below, as the key guard counts it.
-      verdict = deps.auth.authenticate(requestCredentials(req, ip, true, headers));
+      verdict = deps.auth.authenticate(deps.admission.credentials(req, ip, true, headers));
       const key = await verdict;
       const found = cachedFor(req, headers, connection, key);
       if (found !== undefined) {
@@ -197,11 +188,11 @@ export function createFastPath(deps: FastPathDeps) {
       }
     } catch (error) {
       if (res.headersSent) {
-        deps.log.error({ err: error }, 'the fast path failed after writing its head');
+        deps.log.error({ err: error }, 'the fast entry failed after writing its head');
         return;
       }
     }
-    if (verdict !== undefined) handOverVerdict(req, verdict);
+    if (verdict !== undefined) deps.admission.handOver(req, verdict, started);
     next(req, res);
   }
 
@@ -216,7 +207,7 @@ export function createFastPath(deps: FastPathDeps) {
     const tier = deps.limiter.tierOf(key).name;
     const answer = deps.answers.get(keyOf(connection, tier, headers.accept, req.url as string), deps.clock());
     if (answer === undefined) return undefined;
-    const coding = answerCoding(answer, headers['accept-encoding']);
+    const coding = answerCoding(answer, headers['accept-encoding'], deps.answers);
     const body = coding === undefined ? answer.body : answer.ready[coding];
     if (body === undefined) {
       // Compressed once for everyone; the full path waits for it, as it would without this path.
@@ -238,7 +229,7 @@ export function createFastPath(deps: FastPathDeps) {
     limits: LimitReport,
   ): void {
     const url = req.url as string;
-    const id = requestId();
+    const id = deps.requestId();
     const status = answerStatus(answer, coding, headers['if-none-match']);
     // A request on this path was allowed, so a tier with limits has one that binds and fills the slots.
     const limited = limits.decision.states.length > 0;

@@ -3,15 +3,16 @@
  * each error maps to is error-status.ts's), and the 404/405 answers for paths and methods no route serves.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay from 'find-my-way';
-import { ApiError, type ErrorCode, errorTitle } from '../domain/errors/api-error.js';
-import { maskKeys, maskKeysInUrl } from '../domain/keys/key-format.js';
+import { ApiError, type ErrorCode, errorTitle } from '../../domain/errors/api-error.js';
+import { maskKeys, maskKeysInUrl } from '../../domain/keys/key-format.js';
+import { commonHeaders } from '../pipeline/headers.js';
+import { rateLimitHeaders } from '../pipeline/rate-limit-headers.js';
 import { DOCS_PREFIX } from './docs.js';
 import { errorStatus } from './error-status.js';
-import { rateLimitHeaders } from './rate-limit-headers.js';
-import { requestId } from './request-id.js';
 
 /**
  * A problem's `type`: the IANA registered type where one exists, else a reference to this server's
@@ -41,9 +42,6 @@ export function problemHeaders(error: ApiError): Record<string, string> {
   else if (retryAfterSeconds !== undefined) fields['retry-after'] = String(retryAfterSeconds);
   return fields;
 }
-
-/** Strict-Transport-Security of every answer over HTTPS: a year, this host only. */
-export const HSTS = 'max-age=31536000';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -191,7 +189,7 @@ export function plainHttpAnswer(socket: Duplex): void {
 /** Writes a whole problem+json answer on a raw socket and closes it. */
 function writeRawProblem(socket: Duplex, status: number, reason: string, detail: string, tls: boolean): void {
   // No `instance`: the request line may be what could not be read, and nothing sent is echoed.
-  const id = requestId();
+  const id = randomUUID();
   const body = JSON.stringify({
     type: problemType('invalid_parameter'),
     title: reason,
@@ -200,11 +198,13 @@ function writeRawProblem(socket: Duplex, status: number, reason: string, detail:
     code: 'invalid_parameter',
     requestId: id,
   });
-  // The headers every answer carries (app.ts), HSTS only over TLS.
-  const hsts = tls ? `Strict-Transport-Security: ${HSTS}\r\n` : '';
+  // The fields every answer carries (../pipeline/headers.ts), HSTS only over TLS.
+  const common = Object.entries(commonHeaders(tls))
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
-      `X-Request-Id: ${id}\r\nX-Content-Type-Options: nosniff\r\n${hsts}` +
+      `X-Request-Id: ${id}\r\n${common}` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

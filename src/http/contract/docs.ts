@@ -13,8 +13,9 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Coding } from './answer-cache.js';
-import { codedTag, entityTag, noneMatch, preferredCoding } from './caching.js';
+import { codedTag, entityTag, noneMatch } from '../pipeline/answer.js';
+import type { Coding } from '../pipeline/answer-cache.js';
+import { preferredCoding } from '../pipeline/answer-cache.js';
 import { DOCS_CSS, DOCS_FAVICON_SVG, DOCS_LOGO_SVG, DOCS_TITLE, docsScript } from './docs-theme.js';
 import { shareComponents } from './openapi-components.js';
 import { type HeaderDocs, openErrors, REQUEST_ID_HEADER } from './schemas.js';
@@ -45,8 +46,8 @@ export const DOCS_CSP: Readonly<Record<string, string>> = {
   'style-src': "'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
 };
 
-// src/http/ and dist/http/ both sit two levels below the package root.
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+// src/http/contract/ and dist/http/contract/ both sit three levels below the package root.
+const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
   version: string;
 };
 

@@ -1,6 +1,7 @@
 /**
- * The one log line per request, of both paths (request-recorder.ts): the line pino would write for
- * `log.child({ reqId }).info(fields, 'request')`, handed to pino's own destination. pino's general
+ * The one log line per request (the pipeline's record step, src/http/pipeline/record.ts): the line
+ * `plainLineWriter` has pino write for `log.child({ reqId }).info(fields, 'request')`, written here
+ * by hand and handed to pino's own destination, through pino's exported but internal symbols. pino's general
  * serialiser walks the object and checks every value, a large share of a cached answer's cost
  * (bench/README.md). The line is made as one template string, or, where the
  * destination takes bytes in place (log-destination.ts), written straight into its buffer. Where
@@ -10,19 +11,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { type Logger, stdTimeFunctions, symbols } from 'pino';
 import { type BoundedCache, boundedCache } from '../cache/bounded-cache.js';
-import { lastIdBytes } from './request-id.js';
-
-/** What the line says, in the order pino writes the fields (request-log.test.ts compares the two). */
-export interface RequestLine {
-  readonly reqId: string;
-  readonly method: string;
-  readonly url: string;
-  readonly status: number;
-  readonly latencyMs: number;
-  readonly keyId: string | null;
-  readonly tier: string | null;
-  readonly ip: string;
-}
+import { type LineWriter, plainLineWriter, type RequestLine } from '../http/pipeline/record.js';
 
 interface Destination {
   write(line: string): unknown;
@@ -35,7 +24,10 @@ interface Destination {
  * write them.
  * @example const write = requestLineWriter(app.log); write({ reqId, method: 'GET', ... })
  */
-export function requestLineWriter(log: FastifyBaseLogger): (line: RequestLine) => void {
+export function requestLineWriter(
+  log: FastifyBaseLogger,
+  idBytes: (id: string) => Uint8Array | undefined = () => undefined,
+): LineWriter {
   // Fastify's logger is a pino logger unless one of another kind was passed in.
   const pinoLog = log as unknown as Partial<Logger>;
   const internals = log as unknown as Record<symbol, unknown>;
@@ -43,10 +35,7 @@ export function requestLineWriter(log: FastifyBaseLogger): (line: RequestLine) =
   const bindings = internals[symbols.chindingsSym];
   const info = pinoLog.levels?.values.info;
   const enabled = pinoLog.isLevelEnabled?.bind(log);
-  const viaPino = (line: RequestLine) => {
-    const { reqId, ...rest } = line;
-    log.child({ reqId }).info(rest, 'request');
-  };
+  const viaPino = plainLineWriter(log);
   if (
     stream === undefined ||
     typeof stream.write !== 'function' ||
@@ -72,7 +61,7 @@ export function requestLineWriter(log: FastifyBaseLogger): (line: RequestLine) =
       if (enabled('info')) stream.write(asText(line));
     };
   }
-  const { mostBytes, encode } = lineEncoder(head, bindings);
+  const { mostBytes, encode } = lineEncoder(head, bindings, idBytes);
   return (line) => {
     if (!enabled('info')) return;
     if (!inPlace(mostBytes(line), encode, line)) stream.write(asText(line));
@@ -134,10 +123,10 @@ function lastInFront<V extends {}>(cache: BoundedCache<string, V>) {
  * from the method to the latency's name is kept by URL (with its status), and the part from the key
  * to the end by key; the line's start is kept with the second of its time. A line is then mostly
  * copied, and only its milliseconds and latency are written afresh; the id is copied from the
- * bytes it was made in, when it is the one made last (request-id.ts). A character loop in
+ * bytes it was made in, when it is the one made last (`idBytes`, request-id.ts `lastBytes`). A character loop in
  * JavaScript costs far more a byte than a copy (bench/README.md).
  */
-function lineEncoder(head: string, bindings: string) {
+function lineEncoder(head: string, bindings: string, idBytes: (id: string) => Uint8Array | undefined) {
   const start = ascii(head);
   const middle = ascii(`${bindings},"reqId":"`);
   // Bounded, as everything requests choose (a URL is the client's): the rest is written afresh.
@@ -217,7 +206,7 @@ function lineEncoder(head: string, bindings: string) {
   const encode = (line: RequestLine, into: Uint8Array, at: number): number => {
     let i = putTime(into, at, Date.now());
     if (i < 0) return -1;
-    const id = lastIdBytes(line.reqId);
+    const id = idBytes(line.reqId);
     i = put(into, i, middle);
     i = id === undefined ? putPlain(into, i, line.reqId) : put(into, i, id);
     if (i < 0) return -1;

@@ -4,7 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { lastIdBytes, requestId } from './request-id.js';
+import { createRequestIds } from './request-id.js';
+
+const ids = createRequestIds();
+const requestId = () => ids.next();
+const lastIdBytes = (id: string) => ids.lastBytes(id);
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

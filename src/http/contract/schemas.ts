@@ -4,7 +4,7 @@
  * document the API (OpenAPI, docs/api.md) and describe what the handlers send.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
-import { ERROR_CODES } from '../domain/errors/api-error.js';
+import { ERROR_CODES } from '../../domain/errors/api-error.js';
 
 /**
  * RFC 9457 problem details with our `code` and request id; extra members depend on the code.
@@ -116,7 +116,7 @@ export const RATE_LIMIT_HEADERS: HeaderDocs = {
   'x-ratelimit-reset': header('XRateLimitReset', 'Unix epoch seconds when that window resets.', 'integer'),
 };
 
-/** On every cacheable read answer, 200 and 304 (src/http/caching.ts); compression only on a 200. */
+/** On every cacheable read answer, 200 and 304 (src/http/pipeline/answer.ts); compression only on a 200. */
 export const CACHE_HEADERS: HeaderDocs = {
   etag: header(
     'ETag',
