@@ -23,6 +23,7 @@ import { registerKeyCommands } from './key-commands.js';
 import { registerMcpCommand } from './mcp-command.js';
 import { registerSeriesCommands } from './series-commands.js';
 import { registerSourceCommands } from './source-commands.js';
+import { registerUsageCommands } from './usage-commands.js';
 import { registerWebhookCommands } from './webhook-commands.js';
 
 type Print = (text: string) => void;
@@ -119,6 +120,7 @@ export function buildCli(print: Print, env: Env): Command {
   registerImportCommand(program, { print, config });
   registerSourceCommands(program, { print, config });
   registerWebhookCommands(program, { print, config });
+  registerUsageCommands(program, { print, config });
   registerCheckCommand(program, { print, config });
   registerMcpCommand(program, { client: () => clientEnvironment(env) });
 

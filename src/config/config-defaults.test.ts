@@ -44,6 +44,9 @@ describe('loadConfig defaults', () => {
       webhookAllowPrivate: false,
       webhookAllowHttp: false,
       webhookTimeoutMs: 10_000,
+      usageHistory: true,
+      usageFlushSeconds: 5,
+      usageRetentionDays: 400,
     });
   });
 

@@ -269,6 +269,29 @@ export const SETTINGS = {
     default: 10_000,
     meaning: 'how long one webhook delivery may take, connecting included, before it counts as failed',
   }),
+  usageHistory: withDefault({
+    env: 'PRICEPOINT_USAGE_HISTORY',
+    file: 'usageHistory',
+    kind: boolean(),
+    default: true,
+    meaning:
+      'count every keyed request per key and hour for `GET /api/v1/usage/history`, `GET /api/v1/keys/{id}/usage` and `pricepoint usage` (docs/usage-history.md); `false` counts nothing, and what is stored stays readable',
+  }),
+  usageFlushSeconds: withDefault({
+    env: 'PRICEPOINT_USAGE_FLUSH_SECONDS',
+    file: 'usageFlushSeconds',
+    kind: integer(1, 300),
+    default: 5,
+    meaning:
+      'how often an instance adds the usage it counted to the database (and once more when it stops); a crash loses at most this much',
+  }),
+  usageRetentionDays: withDefault({
+    env: 'PRICEPOINT_USAGE_RETENTION_DAYS',
+    file: 'usageRetentionDays',
+    kind: integer(1, 36_500),
+    default: 400,
+    meaning: 'how long hourly usage is kept; older hours are removed about once an hour',
+  }),
   tzDir: optional({
     env: 'PRICEPOINT_TZDIR',
     kind: text('a folder of compiled tz files (TZif, such as `/usr/share/zoneinfo`)'),

@@ -42,6 +42,7 @@ import { seriesAdminRoutes } from './routes/series-admin.js';
 import { sourceRoutes } from './routes/sources.js';
 import { TariffSchema, tariffRoutes } from './routes/tariffs.js';
 import { usageRoutes } from './routes/usage.js';
+import { usageHistoryRoutes } from './routes/usage-history.js';
 import { WebhookViewSchema, webhookRoutes } from './routes/webhooks.js';
 import {
   type ConnectionLimits,
@@ -156,6 +157,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   app.decorateRequest('caller', null);
   app.decorateRequest('limitHeaders', null);
+  app.decorateRequest('unitsTaken', 0);
   app.decorateRequest('problemCode', null);
   registerProblemHandling(app);
   // Shared shapes, referenced by `$id` from the route schemas: one copy each in the document.
@@ -178,6 +180,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   // Last-used times still in memory are written before the stores close (they close after the app).
   app.addHook('onClose', () => services.auth.close());
+  // What this instance counted since its last flush is written before the stores close too.
+  app.addHook('onClose', async () => services.usage?.close());
   let closing = false;
   // preClose, not onClose: onClose runs only after requests in flight have finished.
   app.addHook('preClose', async () => {
@@ -196,7 +200,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     if (request.limitHeaders) reply.headers(request.limitHeaders);
   });
   // The record step: one structured line per request and its metrics, on either entry.
-  const record = createRecorder(metrics, speed.lineWriter(app.log), speed.mask);
+  const usage = config.usageHistory ? services.usage : undefined;
+  const record = createRecorder(metrics, speed.lineWriter(app.log), speed.mask, usage);
   app.addHook('onResponse', async (request, reply) => {
     // A request the fast entry handed over is timed from when it arrived there.
     const arrived = admission.arrivedAt(request.raw);
@@ -212,6 +217,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       ip: request.ip,
       problemCode: request.problemCode,
       fast: false,
+      units: request.unitsTaken,
     });
   });
 
@@ -261,6 +267,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   seriesAdminRoutes(app, { series: services.series, keyGuard });
   sourceRoutes(app, { sources: deps.sources, configured: config.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
+  if (services.usage)
+    usageHistoryRoutes(app, { usage: services.usage, keys: services.keys, keyGuard, clock });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);
   if (services.webhooks) webhookRoutes(app, { webhooks: services.webhooks, events: stores.events, keyGuard });

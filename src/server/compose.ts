@@ -13,6 +13,7 @@ import { createImportService } from '../services/import-service.js';
 import { createKeyService } from '../services/key-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
 import { createSeriesService } from '../services/series-service.js';
+import { createUsageHistory } from '../services/usage-history.js';
 import { type Speed, speedOf } from '../speed/index.js';
 import { guardStores, type StoreName } from '../stores/guard.js';
 import type { Stores } from '../stores/types.js';
@@ -65,6 +66,15 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
         keySecret: config.keySecret,
         send: sendOptionsOf(config),
         clock,
+      }),
+    }),
+    ...(stores.usage && {
+      usage: createUsageHistory({
+        store: stores.usage,
+        clock,
+        flushMs: config.usageFlushSeconds * 1_000,
+        // Guarded stores report a failed write themselves (../stores/guard.ts); it is retried.
+        retentionDays: config.usageRetentionDays,
       }),
     }),
   };

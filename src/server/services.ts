@@ -9,6 +9,7 @@ import type { KeyService } from '../services/key-service.js';
 import type { PriceService } from '../services/price-service.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import type { SeriesService } from '../services/series-service.js';
+import type { UsageHistory } from '../services/usage-history.js';
 import type { Stores } from '../stores/types.js';
 import type { WebhookService } from '../webhooks/service.js';
 
@@ -25,4 +26,6 @@ export interface Services {
   readonly cheapest: CheapestService;
   /** Webhook endpoints (docs/webhooks.md); absent when the stores keep no webhooks. */
   readonly webhooks?: WebhookService;
+  /** Requests per key and hour (docs/usage-history.md); absent over stores that keep none. */
+  readonly usage?: UsageHistory;
 }

@@ -252,6 +252,7 @@ export function createFastEntry(deps: FastEntryDeps) {
       ip,
       problemCode: null,
       fast: true,
+      units: limits.cost,
     });
   }
 

@@ -6,6 +6,7 @@ import type { LimitDecision } from '../domain/limits/fixed-window.js';
 import type { LimitRule } from '../domain/limits/tiers.js';
 import type { CalendarDate, Resolution } from '../domain/time/days.js';
 import type { EventLog, WebhookStore } from './event-types.js';
+import type { UsageStore } from './usage.js';
 
 /** One priced thing (docs/data-model.md). */
 export interface Series {
@@ -223,6 +224,8 @@ export interface Stores {
   readonly events?: EventLog;
   /** Webhook endpoints and deliveries (docs/webhooks.md), beside the events; absent on stores that keep none. */
   readonly webhooks?: WebhookStore;
+  /** Requests per key and hour (docs/usage-history.md); absent on stores that keep none. */
+  readonly usage?: UsageStore;
   /** The shared counters' engine when scaled out (Redis), for readiness; absent on the embedded default. */
   readonly shared?: {
     /** What limits do while it is away. */

@@ -71,6 +71,11 @@ const NOT_RUN: readonly (Listed & { readonly why: string })[] = [
     first: 'export PRICEPOINT_DATABASE_URL=postgres://pricepoint:secret@127.0.0.1:5432/pricepoint',
     why: "an operator's PostgreSQL role and database, and three servers left running; test/scale/nginx.test.ts runs the same instances",
   },
+  {
+    file: 'docs/usage-history.md',
+    first: 'day=$(date -u -d yesterday +%F)',
+    why: "sends events to an OpenMeter and to Stripe on the internet with the operator's tokens; test/services/usage-export.test.ts checks the lines they send",
+  },
 ];
 
 /** What some blocks must print besides running: the point of the block, checked. */

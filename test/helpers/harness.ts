@@ -10,7 +10,7 @@ import { Agent, request } from 'undici';
 import { type Config, loadConfig } from '../../src/config/config.js';
 import { DEMO_API_KEY, loadDevData } from '../../src/dev-data/dev-data.js';
 import type { AppDeps } from '../../src/http/app.js';
-import { composeApp } from '../../src/server/compose.js';
+import { composeApp, type Services } from '../../src/server/compose.js';
 import { createImportService } from '../../src/services/import-service.js';
 import type { NewKey } from '../../src/services/key-service.js';
 import { plannedScheduler } from '../../src/sources/scheduler.js';
@@ -41,6 +41,8 @@ export interface Harness {
   };
   readonly clock: FakeClock;
   readonly config: Config;
+  /** The services the app was built with (../../src/server/compose.ts). */
+  readonly services: Services;
   readonly demoKey: string;
   /** Every log line the app wrote, parsed. */
   readonly logs: Record<string, unknown>[];
@@ -172,6 +174,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     stores,
     clock,
     config,
+    services,
     demoKey: DEMO_API_KEY,
     logs,
     rawLogs,

@@ -10,7 +10,16 @@ import fc from 'fast-check';
 
 type Access = 'open' | 'read' | 'write' | 'admin';
 export type BodyKind = 'none' | 'key' | 'rotate' | 'series' | 'prices' | 'webhook' | 'mcp';
-export type QueryName = 'symbols' | 'tz' | 'format' | 'resolution' | 'from' | 'to' | 'duration' | 'hours';
+export type QueryName =
+  | 'symbols'
+  | 'tz'
+  | 'format'
+  | 'resolution'
+  | 'from'
+  | 'to'
+  | 'duration'
+  | 'hours'
+  | 'granularity';
 
 export interface RouteSpec {
   readonly method: 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS';
@@ -89,6 +98,13 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   { method: 'GET', url: '/api/v1/tariffs', access: 'read', query: [], body: 'none' },
   { method: 'GET', url: '/api/v1/usage', access: 'read', query: [], body: 'none' },
+  {
+    method: 'GET',
+    url: '/api/v1/usage/history',
+    access: 'read',
+    query: ['from', 'to', 'granularity', 'tz', 'format'],
+    body: 'none',
+  },
   { method: 'POST', url: '/mcp', access: 'read', query: [], body: 'mcp' },
   { method: 'PUT', url: '/api/v1/series/:symbol', access: 'admin', query: [], body: 'series' },
   { method: 'PUT', url: '/api/v1/series/:symbol/prices', access: 'write', query: [], body: 'prices' },
@@ -97,6 +113,13 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: 'GET', url: '/api/v1/keys/:id', access: 'admin', query: [], body: 'none' },
   { method: 'DELETE', url: '/api/v1/keys/:id', access: 'admin', query: [], body: 'none' },
   { method: 'POST', url: '/api/v1/keys/:id/rotate', access: 'admin', query: [], body: 'rotate' },
+  {
+    method: 'GET',
+    url: '/api/v1/keys/:id/usage',
+    access: 'admin',
+    query: ['from', 'to', 'granularity', 'tz', 'format'],
+    body: 'none',
+  },
   { method: 'POST', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'webhook' },
   { method: 'GET', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'none' },
   { method: 'GET', url: '/api/v1/webhooks/:id', access: 'admin', query: [], body: 'none' },

@@ -125,6 +125,7 @@ export const QUERY_VALUES: Record<QueryName, fc.Arbitrary<string>> = {
     fc.constantFrom('pt3h', 'PT20M', 'P1W', 'PT0S', '3h'),
   ),
   hours: mostly(fc.constantFrom('1', '4', '24'), fc.constantFrom('0', '25', '2.5', '-1', '099', '4h')),
+  granularity: mostly(fc.constantFrom('PT1H', 'P1D', 'p1d'), fc.constantFrom('PT15M', 'P1W', 'PT1H,P1D', '')),
 };
 
 /** A key as a client might hold it: right, of the wrong standing, or mangled in transit. */

@@ -334,6 +334,36 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
       authFailures((remoteAddress) => send('GET', '/api/v1/usage', BAD_KEY, { remoteAddress })),
     ),
 
+    // Usage history: counted like a read.
+    ex('GET /api/v1/usage/history', 200, 'hours of today, JSON', () =>
+      get('/api/v1/usage/history?from=today&to=today', reader),
+    ),
+    ex('GET /api/v1/usage/history', 200, 'days as CSV', () =>
+      get('/api/v1/usage/history?granularity=P1D&format=csv', reader),
+    ),
+    ex('GET /api/v1/usage/history', 400, 'to before from', () =>
+      get('/api/v1/usage/history?from=today&to=yesterday', reader),
+    ),
+    ex('GET /api/v1/usage/history', 401, 'an unknown key', () => get('/api/v1/usage/history', BAD_KEY)),
+    ex('GET /api/v1/usage/history', 406, 'Accept: application/xml', () =>
+      get('/api/v1/usage/history', reader, { accept: 'application/xml' }),
+    ),
+    ex('GET /api/v1/usage/history', 429, 'the limit of the tier is used up', () =>
+      overLimit(['read'], (key) => get('/api/v1/usage/history', key)),
+    ),
+    ex('GET /api/v1/keys/{id}/usage', 200, "a key's days", async () => {
+      const { id } = await h.createKey();
+      return get(`/api/v1/keys/${id}/usage?granularity=P1D&tz=Europe/Oslo`, admin);
+    }),
+    ex('GET /api/v1/keys/{id}/usage', 400, 'over 744 hours', async () => {
+      const { id } = await h.createKey();
+      return get(`/api/v1/keys/${id}/usage?from=2026-01-01&to=2026-03-01`, admin);
+    }),
+    ex('GET /api/v1/keys/{id}/usage', 403, 'a key without the admin scope', () =>
+      get('/api/v1/keys/nope/usage', reader),
+    ),
+    ex('GET /api/v1/keys/{id}/usage', 404, 'an unknown id', () => get('/api/v1/keys/nope/usage', admin)),
+
     // Event stream (a 200 never ends: test/events/event-stream.test.ts reads real streams).
     ex('GET /api/v1/events', 400, 'an unknown parameter', () => get('/api/v1/events?colour=red', reader)),
     ex('GET /api/v1/events', 401, 'an unknown key', () => get('/api/v1/events', BAD_KEY)),

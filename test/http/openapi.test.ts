@@ -248,6 +248,8 @@ describe('GET /api/v1/openapi.json', () => {
       'PUT /api/v1/series/{symbol}': 'upsertSeries',
       'PUT /api/v1/series/{symbol}/prices': 'uploadPrices',
       'GET /api/v1/usage': 'getUsage',
+      'GET /api/v1/usage/history': 'getUsageHistory',
+      'GET /api/v1/keys/{id}/usage': 'getKeyUsage',
       'GET /api/v1/events': 'streamEvents',
       'POST /api/v1/keys': 'createKey',
       'GET /api/v1/keys': 'listKeys',

@@ -18,6 +18,8 @@ declare module 'fastify' {
     caller: { key: KeyRecord; tier: Tier } | null;
     /** Rate-limit headers for this request's answer, whatever its status. */
     limitHeaders: Record<string, string> | null;
+    /** Rate-limit units the key guard took for this request (usage history); 0 when none. */
+    unitsTaken: number;
   }
 }
 
@@ -136,6 +138,7 @@ export function createAdmission(auth: Authenticator, limiter: RateLimiter, optio
           // The failed-login budget in the same store call: one Redis round trip per request.
           const taken = await limiter.take(key, request.ip, weight, auth.failureGate(request.ip));
           request.limitHeaders = rateLimitHeaders(taken.decision, taken.nowMs, taken.cost);
+          request.unitsTaken = taken.cost;
         } catch (error) {
           const limits = error instanceof ApiError ? error.options.limits : undefined;
           if (limits) request.limitHeaders = rateLimitHeaders(limits.decision, limits.nowMs, limits.cost);

@@ -5,6 +5,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ErrorCode } from '../../domain/errors/api-error.js';
 import { maskKeysInUrl } from '../../domain/keys/key-format.js';
+import type { UsageCounter } from '../../services/usage-history.js';
 import type { Metrics } from '../metrics.js';
 
 /** What is known of a request once it is answered. */
@@ -24,6 +25,8 @@ export interface AnsweredRequest {
   readonly problemCode: ErrorCode | null;
   /** Served by the fast entry (counted apart as well). */
   readonly fast: boolean;
+  /** Rate-limit units the request took: 0 when it was refused or not counted. */
+  readonly units: number;
 }
 
 /** What the log line says, in the order pino writes the fields. */
@@ -48,16 +51,19 @@ export function plainLineWriter(log: FastifyBaseLogger): LineWriter {
 export type RequestRecorder = (request: AnsweredRequest) => void;
 
 /**
+ * `usage`: where keyed requests are counted per key and hour (docs/usage-history.md), if anywhere.
  * @example const record = createRecorder(metrics, plainLineWriter(app.log)); record({ reqId, method: 'GET', ... })
  */
 export function createRecorder(
   metrics: Metrics,
   writeLine: LineWriter,
   mask: (url: string) => string = maskKeysInUrl,
+  usage?: UsageCounter,
 ): RequestRecorder {
   return function record(r: AnsweredRequest): void {
     const tier = r.tier ?? 'none';
     metrics.requests.answered(r.route, r.method, r.status, tier, r.elapsedMs / 1000, r.fast);
+    if (usage !== undefined && r.keyId !== null) usage.count(r.keyId, r.status, r.units);
     const code = r.problemCode;
     if (code === 'rate_limited') metrics.rateLimited.inc({ tier });
     else if (code !== null && (r.status === 401 || code === 'too_many_auth_failures')) {

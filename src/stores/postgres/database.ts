@@ -30,6 +30,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { SqlTables } from '../sql/schema.js';
+import { createUsageHours } from '../sql/usage-schema.js';
 import type { GuardedPool } from './guarded-pool.js';
 
 /** The shared tables (../sql/schema.ts), nothing more. */
@@ -159,6 +160,8 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Counted requests per key and UTC hour, added to by every instance (docs/usage-history.md).
+  '0007_usage_history': { up: (db: Kysely<unknown>) => createUsageHours(db, CODE_POINT_TEXT, 'bigint') },
 };
 
 /** A schema name we can put in a connection option and in SQL without quoting. */

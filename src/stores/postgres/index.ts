@@ -11,6 +11,7 @@
 import { SHARED_POLL_MS, SqlEventLog } from '../sql/event-log.js';
 import { SqlKeyStore } from '../sql/key-store.js';
 import { SqlPriceStore } from '../sql/price-store.js';
+import { SqlUsageStore } from '../sql/usage-store.js';
 import { SqlWebhookStore } from '../sql/webhook-store.js';
 import type { Stores } from '../types.js';
 import { createDb, createPool, migratePostgres } from './database.js';
@@ -21,6 +22,7 @@ import { postgresEngine } from './sql-engine.js';
 export type PostgresStores = Pick<Stores, 'prices' | 'keys' | 'close'> & {
   readonly events: SqlEventLog;
   readonly webhooks: SqlWebhookStore;
+  readonly usage: SqlUsageStore;
 };
 
 export interface PostgresStoreOptions {
@@ -63,6 +65,7 @@ export async function openPostgresStores(
     webhooks: SqlWebhookStore.over(db),
     prices: new SqlPriceStore(db, engine),
     keys: new SqlKeyStore(db, engine),
+    usage: SqlUsageStore.over(db, engine),
     // Kysely's destroy ends the pool.
     close: () => {
       events.stop();

@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, type Migration, Migrator, SqliteDialect, sql } from 'kysely';
 import type { SqlTables } from '../sql/schema.js';
+import { createUsageHours } from '../sql/usage-schema.js';
 
 /**
  * The shared tables (../sql/schema.ts), as the stores' queries see them. The embedded engine's own
@@ -147,6 +148,8 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Counted requests per key and UTC hour, added to by every instance (docs/usage-history.md).
+  '0008_usage_history': { up: (db: Kysely<unknown>) => createUsageHours(db, 'text', 'integer') },
 };
 
 /** Owner-only: the database holds key hashes, which no other local user may read. */

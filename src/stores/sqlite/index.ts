@@ -2,6 +2,7 @@
 import { MemoryNoticeBus } from '../memory/notice-bus.js';
 import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
 import { EMBEDDED_POLL_MS, SqlEventLog } from '../sql/event-log.js';
+import { SqlUsageStore } from '../sql/usage-store.js';
 import { SqlWebhookStore } from '../sql/webhook-store.js';
 import type { Stores } from '../types.js';
 import { migrateSqlite, openSqlite } from './database.js';
@@ -18,6 +19,7 @@ export interface EmbeddedStores extends Stores {
   readonly keys: SqliteKeyStore;
   readonly prices: SqlitePriceStore;
   readonly events: SqlEventLog;
+  readonly usage: SqlUsageStore;
   /**
    * Calls `listener` when a key may have changed: at once when this process accepts a revocation,
    * and within `KEY_WATCH_MS` of a change any other process wrote. Servers then forget the keys
@@ -62,6 +64,7 @@ export async function openEmbeddedStores(path: string): Promise<EmbeddedStores> 
     webhooks: SqlWebhookStore.over(db, sqliteStatementWrites(raw, writer)),
     prices,
     keys,
+    usage: SqlUsageStore.over(db, engine),
     rateLimits: new MemoryRateLimitStore(),
     notices: new MemoryNoticeBus(),
     onKeyChanges(listener) {
