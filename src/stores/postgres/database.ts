@@ -159,6 +159,19 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // One counter that every price and series write moves in its own transaction, so an instance
+  // learns from one small read that something changed, even when the change notice was lost
+  // (./price-store.ts).
+  '0006_price_changes': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('price_changes')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('version', 'bigint', (c) => c.notNull())
+        .execute();
+      await sql`insert into price_changes (id, version) values (1, 0)`.execute(db);
+    },
+  },
 };
 
 /** A schema name we can put in a connection option and in SQL without quoting. */

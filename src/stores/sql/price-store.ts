@@ -2,7 +2,7 @@
  * Series and prices in SQL, the same queries on SQLite and PostgreSQL (Kysely compiles them for
  * each). What differs, how writes and imports reach the database, comes in as a `SqlEngine`.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Compilable, type Kysely, sql } from 'kysely';
 import type { CalendarDate, Resolution } from '../../domain/time/days.js';
 import type {
   DayProvenance,
@@ -52,13 +52,16 @@ export class SqlPriceStore implements PriceStore {
   }
 
   async upsertSeries(series: Series): Promise<void> {
+    await this.engine.writeAll([this.seriesUpsert(series)]);
+  }
+
+  /** The statement that writes `series`, for an engine that writes more in the same transaction. */
+  protected seriesUpsert(series: Series): Compilable {
     const values = { ...series, updated_at: Date.now() };
-    await this.engine.writeAll([
-      this.db
-        .insertInto('series')
-        .values(values)
-        .onConflict((oc) => oc.column('symbol').doUpdateSet(values)),
-    ]);
+    return this.db
+      .insertInto('series')
+      .values(values)
+      .onConflict((oc) => oc.column('symbol').doUpdateSet(values));
   }
 
   async pricesBetween(symbol: string, from: number, to: number): Promise<StoredPrice[]> {
