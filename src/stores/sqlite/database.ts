@@ -5,7 +5,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, type Migration, Migrator, SqliteDialect, type SqliteDatabase, sql } from 'kysely';
+import { Kysely, type Migration, Migrator, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import type { SqlTables } from '../sql/schema.js';
 
 /**
