@@ -7,9 +7,9 @@
  *
  * Counted, not timed, as bench/instructions.ts counts: the server runs under `valgrind
  * --tool=callgrind` with instrumentation off; each path is warmed up with as many keep-alive HTTPS
- * requests as a round has, then counted `BENCH_ROUNDS` (3) rounds, one request at a time, counting
- * switched on and off around each round (every thread of the process); the table takes the median
- * round. The ratios are to the cached read of one series over HTTPS that `npm run bench:instructions`
+ * requests as a round has, then counted `BENCH_ROUNDS` (3) rounds, one request at a time on a new
+ * connection per round (its TLS handshake counted), counting switched on and off around each round
+ * (every thread of the process); the table takes the median round. The ratios are to the cached read of one series over HTTPS that `npm run bench:instructions`
  * last counted (bench/results-instructions.md), the goals of bench/README.md: at most 10 (a day), 150
  * (31 days) and 40 (the cheapest window) times it.
  *
@@ -105,18 +105,29 @@ async function main(): Promise<void> {
   const env = envWith({ ...settings, PRICEPOINT_READ_CACHE_MS: '0' });
   const { child, port } = await startChild([CLI, 'serve', '--json'], env, 'stderr', under);
   const pid = child.pid ?? 0;
-  const { send, close } = client(port, ca, key);
   const counts = new Map<PathName, number[]>();
+  // Under valgrind, switching counting on takes longer than the server keeps an idle connection
+  // open (5 s): each round opens its own, so every round counts one TLS handshake.
+  const inOneConnection = async (url: string, requests: number, between?: () => void) => {
+    const { send, close } = client(port, ca, key);
+    try {
+      between?.();
+      for (let i = 0; i < requests; i++) await send(url);
+    } finally {
+      close();
+    }
+  };
   try {
     for (const name of NAMES) {
       const { url, requests } = PATHS[name];
-      for (let i = 0; i < requests; i++) await send(url);
+      await inOneConnection(url, requests);
       const rounds: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
         const dumpsBefore = readdirSync(dir).filter((f) => f.startsWith(`cg.${pid}.out.`)).length;
-        control(pid, '--zero');
-        control(pid, '--instr=on');
-        for (let i = 0; i < requests; i++) await send(url);
+        await inOneConnection(url, requests, () => {
+          control(pid, '--zero');
+          control(pid, '--instr=on');
+        });
         control(pid, '--instr=off');
         control(pid, '--dump');
         rounds.push(newestTotal(dir, pid, dumpsBefore) / requests);
@@ -125,7 +136,6 @@ async function main(): Promise<void> {
       console.error(`${name}: ${rounds.map((r) => Math.round(r)).join(', ')} instructions per request`);
     }
   } finally {
-    close();
     await stop(child);
   }
 
