@@ -36,6 +36,7 @@ describe('loadConfig defaults', () => {
       redisFallback: 'local',
       redisTimeoutMs: 200,
       readCacheMs: 3_600_000,
+      changeCheckMs: 5_000,
       heavyReadsInFlight: 2,
       buildThreads: 1,
       heavyReadsPerClient: 2,
@@ -61,7 +62,8 @@ describe('loadConfig defaults', () => {
     assert.equal(config.redisUrl, 'redis://cache.internal:6379/2');
     assert.equal(config.redisPrefix, 'pp-eu');
     assert.equal(config.redisFallback, 'closed');
-    assert.equal(config.readCacheMs, 5_000, 'days read from PostgreSQL are reused for 5 s');
+    assert.equal(config.readCacheMs, 3_600_000, 'days read from PostgreSQL live until they change');
+    assert.equal(config.changeCheckMs, 5_000, 'a change whose notice was lost is seen within 5 s');
   });
 
   test('a bad scale-out setting names it and never repeats a URL that may hold a password', () => {
@@ -95,19 +97,25 @@ describe('loadConfig defaults', () => {
   test('cache times and the Redis command timeout: defaults, and what the environment sets', () => {
     const defaults = loadConfig({ PRICEPOINT_DATABASE_URL: 'postgres://db.internal/prices' });
     assert.deepEqual(
-      { key: defaults.keyCacheMs, read: defaults.readCacheMs, redis: defaults.redisTimeoutMs },
-      { key: 2000, read: 5000, redis: 200 },
+      {
+        key: defaults.keyCacheMs,
+        read: defaults.readCacheMs,
+        check: defaults.changeCheckMs,
+        redis: defaults.redisTimeoutMs,
+      },
+      { key: 2000, read: 3_600_000, check: 5000, redis: 200 },
       'the defaults on PostgreSQL',
     );
     const set = loadConfig({
       PRICEPOINT_DATABASE_URL: 'postgres://db.internal/prices',
       PRICEPOINT_KEY_CACHE_MS: '60000',
       PRICEPOINT_READ_CACHE_MS: '0',
+      PRICEPOINT_CHANGE_CHECK_MS: '250',
       PRICEPOINT_REDIS_TIMEOUT_MS: '2000',
     });
     assert.deepEqual(
-      { key: set.keyCacheMs, read: set.readCacheMs, redis: set.redisTimeoutMs },
-      { key: 60_000, read: 0, redis: 2000 },
+      { key: set.keyCacheMs, read: set.readCacheMs, check: set.changeCheckMs, redis: set.redisTimeoutMs },
+      { key: 60_000, read: 0, check: 250, redis: 2000 },
       'each setting replaces its default; 0 turns the read cache off',
     );
     assert.equal(

@@ -213,12 +213,18 @@ export const SETTINGS = {
   readCacheMs: withDefault({
     env: 'PRICEPOINT_READ_CACHE_MS',
     kind: integer(0, 3_600_000),
-    // SQLite tells of every change, also by other processes (its change token), so there days live
-    // until one; on PostgreSQL change notices drop them, and 5 s bound what a lost notice can delay.
-    default: (chosen) => (chosen['databaseUrl'] === undefined ? 3_600_000 : 5_000),
-    shownDefault: '`5000` on PostgreSQL, `3600000` on SQLite',
+    // Both engines tell of every change (SQLite's data_version, PostgreSQL's change counter, and
+    // change notices), so days live until one; the hour only bounds a cache nothing tells.
+    default: 3_600_000,
     meaning:
-      'how long days read from the database, and answers built from them, are reused without a change notice (0: never)',
+      'how long days read from the database, and answers built from them, are reused at most; they are dropped earlier when their data changes (0: never reused)',
+  }),
+  changeCheckMs: withDefault({
+    env: 'PRICEPOINT_CHANGE_CHECK_MS',
+    kind: integer(100, 3_600_000),
+    default: 5_000,
+    meaning:
+      "PostgreSQL only: how often, at most, an instance under traffic reads the database's change counter, so a price or series change whose notice was lost (Redis away, no Redis, an import beside the servers) is served within this time; SQLite sees every change at once",
   }),
   heavyReadsInFlight: withDefault({
     env: 'PRICEPOINT_HEAVY_READS_IN_FLIGHT',

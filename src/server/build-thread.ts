@@ -30,7 +30,10 @@ async function run(port: NonNullable<typeof parentPort>, config: ThreadConfig): 
   if (process.platform === 'linux') setPriority(THREAD_NICE);
   useTzSource(config.tzData);
   const data = config.databaseUrl
-    ? await openPostgresStores(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs })
+    ? await openPostgresStores(config.databaseUrl, {
+        timeoutMs: config.databaseTimeoutMs,
+        changeCheckMs: config.changeCheckMs,
+      })
     : await openEmbeddedStores(config.databasePath);
   const prices = priceServiceOf(
     config,

@@ -67,7 +67,7 @@ export function threadError(error: unknown): ThreadError {
  * the database URL it connects with).
  */
 export type ThreadConfig = PriceReadConfig &
-  Pick<Config, 'tzData' | 'databaseUrl' | 'databasePath' | 'databaseTimeoutMs'>;
+  Pick<Config, 'tzData' | 'databaseUrl' | 'databasePath' | 'databaseTimeoutMs' | 'changeCheckMs'>;
 
 /** `config` as a build thread takes it. */
 export function threadConfig(config: Config): ThreadConfig {
@@ -76,6 +76,7 @@ export function threadConfig(config: Config): ThreadConfig {
     databaseUrl: config.databaseUrl,
     databasePath: config.databasePath,
     databaseTimeoutMs: config.databaseTimeoutMs,
+    changeCheckMs: config.changeCheckMs,
     readCacheMs: config.readCacheMs,
     fx: config.fx,
     tariffs: config.tariffs,

@@ -25,6 +25,7 @@ export async function openStores(config: Config, hooks: StoreHooks = {}): Promis
     data = config.databaseUrl
       ? await openPostgresStores(config.databaseUrl, {
           timeoutMs: config.databaseTimeoutMs,
+          changeCheckMs: config.changeCheckMs,
           ...(hooks.onDatabaseAway && { onAvailabilityChange: hooks.onDatabaseAway }),
         })
       : await openEmbeddedStores(config.databasePath);

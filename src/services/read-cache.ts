@@ -1,8 +1,8 @@
 /**
- * A small cache of store reads (docs/operating.md "Running several instances"): answers are fresh for a few
- * seconds (an hour on SQLite, whose writers all announce), dropped at once when a notice says their
- * series changed, and served stale while the database cannot be reached, so cached days outlive a
- * PostgreSQL outage.
+ * A small cache of store reads (docs/operating.md "Running several instances"): answers are fresh
+ * until the store's change token moves (or `freshMs` passes), dropped at once when a notice says
+ * their series changed, and served stale while the database cannot be reached, so cached days
+ * outlive a PostgreSQL outage.
  * Requests choose the keys, so the cache is bounded in entries and, given a `weigh`, in weight;
  * past either the least recently used entries go first (src/cache/bounded-cache.ts).
  *

@@ -84,8 +84,8 @@ export interface PriceStore {
   ping(): Promise<void>;
   /**
    * A value that changes whenever a series or price may have changed, by this process or any
-   * other; cheap enough to ask on every request. Absent where the engine cannot tell cheaply
-   * (PostgreSQL: change notices and a short cache time stand in for it).
+   * other; cheap enough to ask on every request. SQLite's moves at once; PostgreSQL's within
+   * `PRICEPOINT_CHANGE_CHECK_MS` (change notices tell sooner). Absent where the engine cannot tell.
    */
   changeToken?(): string;
 }

@@ -93,6 +93,7 @@ describeOrSkip('three instances on one PostgreSQL and one Redis', { skip }, () =
           PRICEPOINT_DATA_DIR: own,
           PRICEPOINT_KEY_CACHE_MS: LONG_CACHE_MS,
           PRICEPOINT_READ_CACHE_MS: LONG_CACHE_MS,
+          PRICEPOINT_CHANGE_CHECK_MS: LONG_CACHE_MS,
           PRICEPOINT_REDIS_TIMEOUT_MS: '5000',
         }),
       );

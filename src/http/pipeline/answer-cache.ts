@@ -2,9 +2,9 @@
  * Finished answers of the day endpoints, kept as the bytes that go on the wire: each one
  * is serialised once per request key (`answerKey`: the URL, `Accept` and the tier) and compressed
  * once per encoding, so a repeated request costs a map lookup and a socket write. An entry is dropped when
- * a notice says one of its series changed, when the store's change token moves (another process
- * wrote to the SQLite file), at the first local midnight of its zones (today becomes yesterday)
- * and after the read cache's freshness (PostgreSQL, where a notice may be lost).
+ * a notice says one of its series changed, when the store's change token moves (another process or
+ * instance wrote, and its notice may not have come), at the first local midnight of its zones (today
+ * becomes yesterday) and after `PRICEPOINT_READ_CACHE_MS`.
  *
  * Every URL a client can spell is a new key, so the cache is bounded in entries and in bytes, the
  * bytes counting the key and each entry's bookkeeping as well as its bodies; past either bound the

@@ -14,10 +14,11 @@ export const LONG_MAX_AGE = 86_400;
 
 /**
  * A strong entity tag for an answer's content. Everything that shapes the bytes (format, media type)
- * goes into `content`, so two answers share a tag only when their bodies say the same.
+ * goes into `content`, so two answers share a tag only when their bodies say the same. Text is
+ * hashed as its UTF-8 bytes, so a part given as those bytes gives the same tag.
  * @example entityTag('json', seriesJson) // '"mVd7…"'
  */
-export function entityTag(...content: readonly string[]): string {
+export function entityTag(...content: readonly (string | Uint8Array)[]): string {
   const hash = createHash('sha256');
   for (const part of content) hash.update(part).update('\0');
   return `"${hash.digest('base64url').slice(0, 27)}"`;

@@ -63,8 +63,12 @@ export async function dayContent(
       ? await renderDayCsv(answer, csvOptions(job.csv), written)
       : renderDayJson(answer, seriesJson);
   await pause();
-  // generatedAt is left out of the tag: the same content built again keeps its ETag.
-  const etag = entityTag(format, format === 'csv' ? text : seriesJson);
+  const body = Buffer.from(text);
+  // generatedAt is left out of the tag: the same content built again keeps its ETag. The series'
+  // JSON is hashed as the body's bytes, which hold it after the ASCII `{"generatedAt":…,"series":`
+  // and before the closing brace: encoding the text once more cost as much as hashing it.
+  const seriesBytes = body.subarray(text.length - seriesJson.length - 1, body.length - 1);
+  const etag = entityTag(format, format === 'csv' ? body : seriesBytes);
   await pause();
   return {
     etag,
@@ -76,7 +80,7 @@ export async function dayContent(
         answer.series.map((s) => s.date),
       ),
     }),
-    body: Buffer.from(text),
+    body,
     // A converted answer also changes with its FX series (a rate published or corrected).
     tags: [...answer.series.map((s) => s.symbol), ...(answer.fxSymbols ?? [])],
     validUntil: Math.min(answer.changesAt, until),

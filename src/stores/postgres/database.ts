@@ -162,6 +162,19 @@ const migrations: Record<string, Migration> = {
   },
   // Counted requests per key and UTC hour, added to by every instance (docs/usage-history.md).
   '0007_usage_history': { up: (db: Kysely<unknown>) => createUsageHours(db, CODE_POINT_TEXT, 'bigint') },
+  // One counter that every price and series write moves in its own transaction, so an instance
+  // learns from one small read that something changed, even when the change notice was lost
+  // (./price-store.ts).
+  '0008_price_changes': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('price_changes')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('version', 'bigint', (c) => c.notNull())
+        .execute();
+      await sql`insert into price_changes (id, version) values (1, 0)`.execute(db);
+    },
+  },
 };
 
 /** A schema name we can put in a connection option and in SQL without quoting. */

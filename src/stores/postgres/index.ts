@@ -10,12 +10,12 @@
  */
 import { SHARED_POLL_MS, SqlEventLog } from '../sql/event-log.js';
 import { SqlKeyStore } from '../sql/key-store.js';
-import { SqlPriceStore } from '../sql/price-store.js';
 import { SqlUsageStore } from '../sql/usage-store.js';
 import { SqlWebhookStore } from '../sql/webhook-store.js';
 import type { Stores } from '../types.js';
 import { createDb, createPool, migratePostgres } from './database.js';
 import { DEFAULT_DATABASE_TIMEOUT_MS, guardPool } from './guarded-pool.js';
+import { PostgresPriceStore } from './price-store.js';
 import { postgresEngine } from './sql-engine.js';
 
 /** The PostgreSQL part of `Stores`. */
@@ -33,6 +33,11 @@ export interface PostgresStoreOptions {
    * makes (`PRICEPOINT_DATABASE_TIMEOUT_MS`, default 1000 ms); past it PostgreSQL counts as away.
    */
   readonly timeoutMs?: number;
+  /**
+   * How often, at most, the change counter is read while requests ask for the change token
+   * (`PRICEPOINT_CHANGE_CHECK_MS`, default 5000 ms; ./price-store.ts).
+   */
+  readonly changeCheckMs?: number;
   /** Pause between probes while PostgreSQL is away (default 500 ms). */
   readonly probeEveryMs?: number;
   /** Told when PostgreSQL stops answering (with the error that showed it) and when it answers again. */
@@ -60,10 +65,12 @@ export async function openPostgresStores(
   // The queries are the embedded engine's (../sql/); only writes, imports and last-used times differ.
   const engine = postgresEngine(db, pool);
   const events = new SqlEventLog(db, SHARED_POLL_MS);
+  const prices = new PostgresPriceStore(db, engine, options.changeCheckMs);
+  await prices.check();
   return {
     events,
     webhooks: SqlWebhookStore.over(db),
-    prices: new SqlPriceStore(db, engine),
+    prices,
     keys: new SqlKeyStore(db, engine),
     usage: SqlUsageStore.over(db, engine),
     // Kysely's destroy ends the pool.

@@ -13,13 +13,19 @@
  * statement timeout plus the short deadline: past that, the server would have cancelled them itself.
  *
  * Before its commit, a session records the provenance of each local day it wrote into and whether
- * that day is now complete, and the price events those days call for, in the same transaction
- * (../sql/day-marks.ts, docs/events.md).
+ * that day is now complete, the price events those days call for and a change of the change counter,
+ * in the same transaction (../sql/day-marks.ts, docs/events.md, ./price-store.ts).
  */
 import { DayMarks, type SeriesGrid } from '../sql/day-marks.js';
 import type { ImportPoint, PriceWriteSession, WriteProvenance } from '../types.js';
 import type { GuardedClient, GuardedPool } from './guarded-pool.js';
 import { writePostgresEvents } from './outbox.js';
+
+/**
+ * Moves the change counter (migration `0006_price_changes`) in the writing transaction, so it is
+ * seen to move exactly when the write is (./price-store.ts). Run last: the row is locked until commit.
+ */
+export const COUNT_CHANGE = 'update price_changes set version = version + 1 where id = 1';
 
 /** Rows per INSERT: 3 parameters each, well under PostgreSQL's 65535 bind parameters. */
 const ROWS_PER_STATEMENT = 5_000;
@@ -143,6 +149,7 @@ async function beginTransaction(pool: GuardedPool, provenance: WriteProvenance):
       try {
         await recordDays(client, longMs, marks, provenance);
         await writePostgresEvents(client, longMs, marks.list(), Date.now());
+        await client.query(COUNT_CHANGE, [], longMs);
         const result = await client.query('commit', [], longMs);
         // COMMIT of a transaction that already failed answers ROLLBACK instead of an error.
         if (result.command !== 'COMMIT') throw new Error('the import failed and was rolled back');

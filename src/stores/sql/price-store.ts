@@ -2,7 +2,7 @@
  * Series and prices in SQL, the same queries on SQLite and PostgreSQL (Kysely compiles them for
  * each). What differs, how writes and imports reach the database, comes in as a `SqlEngine`.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Compilable, type CompiledQuery, type Kysely, sql } from 'kysely';
 import type { CalendarDate, Resolution } from '../../domain/time/days.js';
 import type {
   DayProvenance,
@@ -29,16 +29,82 @@ function toSeries(row: Omit<SeriesTable, 'id' | 'updated_at'>): Series {
 
 const SERIES_COLUMNS = ['symbol', 'name', 'kind', 'currency', 'unit', 'timezone', 'resolution'] as const;
 
+/**
+ * A query built and compiled once, then run with other values: Kysely builds and compiles a query
+ * on every call, which cost more than running the reads of a day (bench/README.md "Uncached
+ * reads"). `build` is called once with `markers`, one distinct value per parameter; where each
+ * marker lands among the compiled parameters is where its value goes.
+ * @example const between = compiledOnce((s: string) => db.selectFrom('series').selectAll().where('symbol', '=', s), ['\0s'])
+ */
+export function compiledOnce<V extends readonly unknown[], R>(
+  build: (...values: V) => Compilable<R>,
+  markers: V,
+): (...values: V) => CompiledQuery<R> {
+  const compiled = build(...markers).compile();
+  const at = markers.map((marker) => compiled.parameters.indexOf(marker));
+  if (compiled.parameters.length !== markers.length || new Set(at).size !== at.length || at.includes(-1)) {
+    throw new Error(`a compiled query must take each value once as a parameter: ${compiled.sql}`);
+  }
+  return (...values) => {
+    const parameters: unknown[] = new Array(values.length);
+    for (let n = 0; n < at.length; n++) parameters[at[n] as number] = values[n];
+    return { ...compiled, parameters };
+  };
+}
+
+/** Markers for `compiledOnce`: never a symbol, date or time a caller passes. */
+const SYMBOL = '\0symbol';
+const FROM_DATE = '\0from';
+const TO_DATE = '\0to';
+const FROM_MS = Number.MIN_SAFE_INTEGER;
+const TO_MS = Number.MIN_SAFE_INTEGER + 1;
+
 /** @example const prices = new SqlPriceStore(db, engine) */
 export class SqlPriceStore implements PriceStore {
+  // The reads of every day answer, compiled once (see `compiledOnce`).
+  private readonly allSeries;
+  private readonly between;
+  private readonly recorded;
+
   constructor(
     protected readonly db: Kysely<SqlTables>,
     protected readonly engine: SqlEngine,
-  ) {}
+  ) {
+    // Code-point order on both: SQLite's BINARY, PostgreSQL's "C" collation on `symbol`.
+    this.allSeries = compiledOnce(() => db.selectFrom('series').select(SERIES_COLUMNS).orderBy('symbol'), []);
+    this.between = compiledOnce(
+      (symbol: string, from: number, to: number) =>
+        db
+          .selectFrom('prices')
+          .innerJoin('series', 'series.id', 'prices.series_id')
+          .select(['prices.start_ms as start', 'prices.price'])
+          .where('series.symbol', '=', symbol)
+          .where('prices.start_ms', '>=', from)
+          .where('prices.start_ms', '<', to)
+          .orderBy('prices.start_ms'),
+      [SYMBOL, FROM_MS, TO_MS],
+    );
+    this.recorded = compiledOnce(
+      (symbol: string, from: CalendarDate, to: CalendarDate) =>
+        db
+          .selectFrom('day_provenance')
+          .innerJoin('series', 'series.id', 'day_provenance.series_id')
+          .select([
+            'day_provenance.date',
+            'day_provenance.source',
+            'day_provenance.fetched_at',
+            'day_provenance.complete',
+          ])
+          .where('series.symbol', '=', symbol)
+          .where('day_provenance.date', '>=', from)
+          .where('day_provenance.date', '<=', to)
+          .orderBy('day_provenance.date'),
+      [SYMBOL, FROM_DATE, TO_DATE],
+    );
+  }
 
   async listSeries(): Promise<Series[]> {
-    // Code-point order on both: SQLite's BINARY, PostgreSQL's "C" collation on `symbol`.
-    const rows = await this.db.selectFrom('series').select(SERIES_COLUMNS).orderBy('symbol').execute();
+    const { rows } = await this.db.executeQuery(this.allSeries());
     return rows.map(toSeries);
   }
 
@@ -52,25 +118,20 @@ export class SqlPriceStore implements PriceStore {
   }
 
   async upsertSeries(series: Series): Promise<void> {
+    await this.engine.writeAll([this.seriesUpsert(series)]);
+  }
+
+  /** The statement that writes `series`, for an engine that writes more in the same transaction. */
+  protected seriesUpsert(series: Series): Compilable {
     const values = { ...series, updated_at: Date.now() };
-    await this.engine.writeAll([
-      this.db
-        .insertInto('series')
-        .values(values)
-        .onConflict((oc) => oc.column('symbol').doUpdateSet(values)),
-    ]);
+    return this.db
+      .insertInto('series')
+      .values(values)
+      .onConflict((oc) => oc.column('symbol').doUpdateSet(values));
   }
 
   async pricesBetween(symbol: string, from: number, to: number): Promise<StoredPrice[]> {
-    return this.db
-      .selectFrom('prices')
-      .innerJoin('series', 'series.id', 'prices.series_id')
-      .select(['prices.start_ms as start', 'prices.price'])
-      .where('series.symbol', '=', symbol)
-      .where('prices.start_ms', '>=', from)
-      .where('prices.start_ms', '<', to)
-      .orderBy('prices.start_ms')
-      .execute();
+    return (await this.db.executeQuery(this.between(symbol, from, to))).rows;
   }
 
   async latestPrice(symbol: string, at: number, from: number): Promise<StoredPrice | undefined> {
@@ -106,20 +167,7 @@ export class SqlPriceStore implements PriceStore {
   }
 
   async dayProvenance(symbol: string, from: CalendarDate, to: CalendarDate): Promise<DayProvenance[]> {
-    const rows = await this.db
-      .selectFrom('day_provenance')
-      .innerJoin('series', 'series.id', 'day_provenance.series_id')
-      .select([
-        'day_provenance.date',
-        'day_provenance.source',
-        'day_provenance.fetched_at',
-        'day_provenance.complete',
-      ])
-      .where('series.symbol', '=', symbol)
-      .where('day_provenance.date', '>=', from)
-      .where('day_provenance.date', '<=', to)
-      .orderBy('day_provenance.date')
-      .execute();
+    const { rows } = await this.db.executeQuery(this.recorded(symbol, from, to));
     return rows.map((r) => ({
       date: r.date,
       source: r.source,

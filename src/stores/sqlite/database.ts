@@ -5,7 +5,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, type Migration, Migrator, SqliteDialect, sql } from 'kysely';
+import { Kysely, type Migration, Migrator, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import type { SqlTables } from '../sql/schema.js';
 import { createUsageHours } from '../sql/usage-schema.js';
 
@@ -188,8 +188,34 @@ export function openSqlite(path: string): { db: Kysely<Database>; raw: SQLite.Da
   raw.pragma('synchronous = NORMAL');
   raw.pragma('busy_timeout = 5000');
   raw.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: preparedOnce(raw) }) });
   return { db, raw };
+}
+
+/** Statements kept prepared: the queries are parameterised, so a few dozen texts cover them all. */
+const PREPARED_KEPT = 256;
+
+/**
+ * `raw` as Kysely's SQLite dialect uses it, with each statement text prepared once: the dialect
+ * prepares a statement for every query, and preparing (parsing and planning the SQL) cost more than
+ * running a day's read (bench/README.md "Uncached reads"). A statement still iterating (`busy`) is
+ * not shared; a new one is prepared for that query.
+ */
+function preparedOnce(raw: SQLite.Database): SqliteDatabase {
+  const kept = new Map<string, SQLite.Statement>();
+  return {
+    prepare(text) {
+      const statement = kept.get(text);
+      if (statement !== undefined && !statement.busy) return statement;
+      const fresh = raw.prepare(text);
+      if (statement === undefined) {
+        if (kept.size >= PREPARED_KEPT) kept.clear();
+        kept.set(text, fresh);
+      }
+      return fresh;
+    },
+    close: () => raw.close(),
+  };
 }
 
 /** Brings the schema up to date; returns the names of the migrations it applied. */
