@@ -640,7 +640,7 @@ async function main(): Promise<void> {
 }
 
 /** A count as the table shows it, `-` where it was not made. */
-const shown = (n: number) => (Number.isNaN(n) ? '-' : thousands(n));
+const shown = (n: number) => (Number.isNaN(n) ? '-' : n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : thousands(n));
 const ratioOf = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(2));
 
 /** The tables: cached paths and mixed traffic against raw and Fastify, then the uncached rows. */
