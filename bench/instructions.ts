@@ -196,7 +196,17 @@ type SetupName = (typeof ALL_SETUPS)[number];
 /** The entries of `all` named in the comma-separated `setting`, or all of them when it is unset. */
 function chosen<T>(all: readonly T[], setting: string | undefined, name: (t: T) => string): T[] {
   if (setting === undefined || setting === '') return [...all];
-  const wanted = setting.split(',').map((s) => s.trim());
+  const known = new Set(all.map(name));
+  const pieces = setting.split(',').map((s) => s.trim());
+  const wanted: string[] = [];
+  // A name may hold a comma itself (`full, Brotli`): two pieces that join into a name are one entry.
+  for (let i = 0; i < pieces.length; i++) {
+    const joined = `${pieces[i]}, ${pieces[i + 1]}`;
+    if (known.has(joined)) {
+      wanted.push(joined);
+      i++;
+    } else wanted.push(pieces[i] ?? '');
+  }
   const found = all.filter((t) => wanted.includes(name(t)));
   if (found.length !== wanted.length) throw new Error(`unknown entry in ${setting}`);
   return found;
