@@ -34,7 +34,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { control, median, newestTotal, requireValgrind, thousands } from './callgrind.js';
+import { control, controlAsync, median, newestTotal, requireValgrind, thousands } from './callgrind.js';
 import { CLI, cleanups, cli, envWith, REPO, runBench, startChild, stop } from './lib.js';
 
 // V8 was still optimising after 4,000 requests (the two counts of a setup differed by up to 60%);
@@ -501,17 +501,41 @@ async function countSetup(
       const requests = uncached ? spec.requests : REQUESTS;
       const runs: number[] = [];
       let kept: number[] = [];
+      // An uncounted request on every connection of the path, on what is already cached.
+      const touches: Sent[] =
+        spec.kind === 'mixed'
+          ? Array.from({ length: MIX_CONNECTIONS }, (_, conn) => ({
+              conn,
+              path: MIX_URLS[conn % MIX_URLS.length] ?? '',
+              headers: { 'x-api-key': keys[conn % keys.length] ?? '' },
+            }))
+          : [requestOf(spec.kind === 'uncached' ? ONE_SERIES : spec, 0, keys, daysOf)];
+      /**
+       * `callgrind_control` while counting is off, with every connection used every half second
+       * meanwhile: on a loaded machine a call takes seconds (valgrind reads it when the server
+       * wakes), and a connection left idle past the server's keep-alive deadline (5 s) would be
+       * opened again in the next count, its handshake counted.
+       */
+      const controlled = async (...args: string[]) => {
+        let done = false;
+        const work = controlAsync(pid, ...args).finally(() => {
+          done = true;
+        });
+        while (!done) {
+          for (const touch of touches) await send(touch);
+          await Promise.race([work, new Promise((resolve) => setTimeout(resolve, 500))]).catch(() => {});
+        }
+        await work;
+      };
       for (let made = 0; made < (uncached ? UNCACHED_MAX_COUNTS : MAX_COUNTS); made++) {
-        // Every connection of the mix used once more uncounted, so that none has passed the
-        // server's keep-alive deadline while the last count was dumped (a new handshake would be counted).
-        if (spec.kind === 'mixed') for (let i = 0; i < MIX_CONNECTIONS; i++) await send(next());
-        const newBefore = resent + opened;
         const dumpsBefore = readdirSync(dir).filter((f) => f.startsWith(`cg.${pid}.out.`)).length;
-        control(pid, '--zero');
+        await controlled('--zero');
+        for (const touch of touches) await send(touch);
+        const newBefore = resent + opened;
         control(pid, '--instr=on');
         for (let i = 0; i < requests; i++) await send(next());
         control(pid, '--instr=off');
-        control(pid, '--dump');
+        await controlled('--dump');
         const total = newestTotal(dir, pid, dumpsBefore) / requests;
         // A new connection's handshake is no part of a kept-alive request: such a count is made again.
         if (resent + opened > newBefore) {
