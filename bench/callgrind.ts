@@ -3,7 +3,7 @@
  * server runs under `valgrind --tool=callgrind` with counting off, and each measured stretch is
  * switched on, dumped and read back with `callgrind_control` (bench/README.md says why instructions).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -29,6 +29,12 @@ export function newestTotal(dir: string, pid: number, dumpsBefore: number): numb
 /** `callgrind_control ARGS PID`: `--instr=on`, `--instr=off`, `--dump`. */
 export const control = (pid: number, ...args: string[]) =>
   execFileSync('callgrind_control', [...args, String(pid)], { stdio: 'ignore' });
+
+/** `control` without blocking the event loop, so that the caller can go on using its connections meanwhile. */
+export const controlAsync = (pid: number, ...args: string[]) =>
+  new Promise<void>((resolve, reject) =>
+    execFile('callgrind_control', [...args, String(pid)], (error) => (error ? reject(error) : resolve())),
+  );
 
 export const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 /** The middle count (the mean of the middle two for an even number). */

@@ -5,8 +5,11 @@
  *  (a) raw `node:https` answering the very bytes Pricepoint gave, with the same certificate: the limit;
  *  (b) Fastify 5 with `@fastify/rate-limit` and an `x-api-key` check: what a user would build instead;
  *  (c) Pricepoint on the embedded default (SQLite, in-memory counters), `serve --dev-data`;
- *  (d) Pricepoint on PostgreSQL (a fresh database) and Redis (a fresh prefix); skipped with the
- *      reason when either is unreachable.
+ *  (d) Pricepoint on PostgreSQL (a schema of its own in the database `test`) and Redis (a prefix of
+ *      its own), both removed at the end; skipped with the reason when either is unreachable.
+ *
+ * Beside the table, (d)'s server CPU per request over (c)'s, request by request: the same load
+ * against each in one run, so what PostgreSQL and Redis cost Pricepoint itself (goal: at most 1.3).
  *
  * Every server is a child process (its peak RSS is read from /proc/<pid>/status, its CPU time per
  * request from /proc/<pid>/stat around each run), and so is the load
@@ -17,7 +20,7 @@
  *
  * Run with `npm run bench` (it builds first). BENCH_SECONDS (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS
  * (64), BENCH_WARMUP_SECONDS (1), BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/test, the
- * server on which a database is created and dropped), BENCH_REDIS_URL (redis://127.0.0.1:6379).
+ * database in which (d)'s schema is created and dropped), BENCH_REDIS_URL (redis://127.0.0.1:6379).
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -33,7 +36,7 @@ import {
   cli,
   cpuSeconds,
   envWith,
-  freshDatabase,
+  freshSchema,
   lastJsonLine,
   median,
   peakRssMiB,
@@ -49,6 +52,8 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const TIER = 'bench';
+/** (d)'s server CPU per request at most this many times (c)'s (bench/README.md). */
+const CPU_GOAL = 1.3;
 const REQUESTS = [
   { name: 'full answer', path: '/api/v1/prices/today' },
   { name: 'one series', path: '/api/v1/prices/today?symbols=NO1' },
@@ -119,7 +124,7 @@ function load(port: number, path: string, headers: Record<string, string>, secon
 
 /** PostgreSQL and Redis for setup (d), or why not. Registers the cleanup of what it creates. */
 async function scaleOutSettings(): Promise<Record<string, string> | string> {
-  const database = await freshDatabase(DATABASE_URL, 'pp_bench');
+  const database = await freshSchema(DATABASE_URL, 'pp_bench');
   if ('why' in database) return database.why;
   const suffix = randomBytes(5).toString('hex');
   const prefix = `pp-bench-${suffix}`;
@@ -394,12 +399,47 @@ async function main(): Promise<void> {
       cBr && aFull ? cBr.rps > aFull.rps : undefined,
     ),
   );
+  lines.push('', ...cpuComparison(results, skippedD));
   const table = lines.join('\n');
   console.log(table);
   await writeFile(
     join(REPO, 'bench', 'results.md'),
     '# `npm run bench`: results\n\nWritten by bench/http.ts; see bench/README.md.\n\n' + table + '\n',
   );
+}
+
+/**
+ * (d)'s server CPU per request beside (c)'s for each request, both under the same load in the same
+ * rounds: the ratio of the medians, and each round's own ratio (the rounds alternate the setups, so
+ * a round's two runs met the same machine).
+ */
+function cpuComparison(results: Map<string, Measurement[]>, skippedD: string | undefined): string[] {
+  const lines = [
+    `Server CPU per request, Pricepoint on PostgreSQL + Redis (d) against SQLite (c), same load (goal: (d) at most ${CPU_GOAL.toFixed(1)} times (c) on the full answer and one series):`,
+    '',
+  ];
+  if (skippedD) return [...lines, `not measured: (d) skipped (${skippedD}).`];
+  lines.push(
+    '| request | (c) SQLite us/req | (d) PostgreSQL + Redis us/req | (d) / (c) | by round | goal |',
+    '| --- | ---: | ---: | ---: | --- | --- |',
+  );
+  const rows = [
+    ...REQUESTS.map(({ name, path }) => ({ name, key: path, goal: true })),
+    ...COMPRESSED.map(({ name, path, coding }) => ({ name, key: `${path} ${coding}`, goal: false })),
+  ];
+  for (const { name, key, goal } of rows) {
+    const c = results.get(`c ${key}`) ?? [];
+    const d = results.get(`d ${key}`) ?? [];
+    const cCpu = median(c.map((m) => m.cpuMicros));
+    const dCpu = median(d.map((m) => m.cpuMicros));
+    const ratio = dCpu / cCpu;
+    const byRound = d.map((m, i) => (m.cpuMicros / (c[i]?.cpuMicros ?? Number.NaN)).toFixed(2)).join(', ');
+    const verdict = goal ? (ratio <= CPU_GOAL ? 'met' : '**not met**') : '';
+    lines.push(
+      `| ${name} | ${Math.round(cCpu)} | ${Math.round(dCpu)} | ${ratio.toFixed(2)} | ${byRound} | ${verdict} |`,
+    );
+  }
+  return lines;
 }
 
 await runBench(main);

@@ -1,7 +1,7 @@
 /**
  * What the benchmarks share (bench/http.ts, data-scale.ts, memory.ts, import.ts, soak.ts): child
  * processes that are always stopped and cleanups that always run, also on Ctrl-C or a failure; the CLI with
- * an environment of the benchmark's own; a fresh PostgreSQL database; the file of prices that
+ * an environment of the benchmark's own; a fresh PostgreSQL database or schema; the file of prices that
  * `bench:import` and `bench:data-scale` load; a process's memory and CPU time from /proc; one HTTPS request, and the server's heap from /metrics.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -209,6 +209,38 @@ export async function freshDatabase(
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   return { url: url.toString() };
+}
+
+/**
+ * A schema created in the PostgreSQL database of `databaseUrl` and dropped (with all in it) at the
+ * cleanup, as the tests have theirs (test/helpers/postgres.ts): a URL whose every connection has
+ * it as its `search_path` (the `options` parameter, which pg passes to the server), or why there is none.
+ */
+export async function freshSchema(
+  databaseUrl: string,
+  name: string,
+): Promise<{ url: string; schema: string } | { why: string }> {
+  const schema = `${name}_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 2_000 });
+  admin.on('error', () => {});
+  try {
+    await admin.connect();
+    await admin.query(`create schema ${schema}`);
+  } catch (error) {
+    return { why: `PostgreSQL at ${databaseUrl} is unreachable (${(error as Error).message})` };
+  } finally {
+    await admin.end().catch(() => {});
+  }
+  cleanups.push(async () => {
+    const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 2_000 });
+    client.on('error', () => {});
+    await client.connect();
+    await client.query(`drop schema if exists ${schema} cascade`);
+    await client.end();
+  });
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: url.toString(), schema };
 }
 
 /** A line `name:  N kB` of /proc/<pid>/status, in MiB. */
