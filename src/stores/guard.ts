@@ -9,7 +9,7 @@ import { ApiError } from '../domain/errors/api-error.js';
 import { CircuitOpenError } from './circuit-breaker.js';
 import type { PriceStore, Stores } from './types.js';
 
-export type StoreName = 'prices' | 'keys' | 'webhooks';
+export type StoreName = 'prices' | 'keys' | 'webhooks' | 'audit';
 
 function unavailable(cause: unknown): ApiError {
   if (cause instanceof ApiError) return cause;
@@ -77,6 +77,7 @@ export function guardStores(stores: Stores, onError: (store: StoreName, error: u
     prices: guard(stores.prices, 'prices', onError),
     keys: guard(stores.keys, 'keys', onError),
     ...(stores.webhooks && { webhooks: guard(stores.webhooks, 'webhooks', onError) }),
+    ...(stores.audit && { audit: guard(stores.audit, 'audit', onError) }),
     close: () => stores.close(),
   };
 }

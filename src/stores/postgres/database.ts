@@ -159,6 +159,27 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Per-key limits, allowed addresses and owner fields (docs/keys-and-tiers.md), and the audit log
+  // (docs/audit.md).
+  '0006_key_fields_and_audit': {
+    async up(db: Kysely<unknown>) {
+      for (const column of ['limits', 'allowed_addresses', 'customer_ref', 'contact']) {
+        await db.schema.alterTable('api_keys').addColumn(column, 'text').execute();
+      }
+      await db.schema
+        .createTable('audit_log')
+        .addColumn('id', 'bigserial', (c) => c.primaryKey())
+        .addColumn('time', 'bigint', (c) => c.notNull())
+        .addColumn('actor', CODE_POINT_TEXT, (c) => c.notNull())
+        .addColumn('address', 'text')
+        .addColumn('action', CODE_POINT_TEXT, (c) => c.notNull())
+        .addColumn('target', 'text')
+        .addColumn('status', 'integer')
+        .addColumn('code', 'text')
+        .execute();
+      await db.schema.createIndex('audit_log_time').on('audit_log').columns(['time']).execute();
+    },
+  },
 };
 
 /** A schema name we can put in a connection option and in SQL without quoting. */

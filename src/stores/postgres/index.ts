@@ -10,6 +10,7 @@
  */
 import { SHARED_POLL_MS, SqlEventLog } from '../../events/sql-event-log.js';
 import { WebhookStore } from '../../webhooks/store.js';
+import { SqlAuditStore } from '../sql/audit-store.js';
 import { SqlKeyStore } from '../sql/key-store.js';
 import { SqlPriceStore } from '../sql/price-store.js';
 import type { Stores } from '../types.js';
@@ -21,6 +22,7 @@ import { postgresEngine } from './sql-engine.js';
 export type PostgresStores = Pick<Stores, 'prices' | 'keys' | 'close'> & {
   readonly events: SqlEventLog;
   readonly webhooks: WebhookStore;
+  readonly audit: SqlAuditStore;
 };
 
 export interface PostgresStoreOptions {
@@ -63,6 +65,7 @@ export async function openPostgresStores(
     webhooks: WebhookStore.over(db),
     prices: new SqlPriceStore(db, engine),
     keys: new SqlKeyStore(db, engine),
+    audit: new SqlAuditStore(db, engine),
     // Kysely's destroy ends the pool.
     close: () => {
       events.stop();

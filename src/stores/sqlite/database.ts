@@ -147,6 +147,32 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Per-key limits, allowed addresses and owner fields (docs/keys-and-tiers.md), and the audit log
+  // (docs/audit.md). A cached key must be forgotten when its limits or addresses change, so the
+  // trigger of 0002 is made again with them.
+  '0007_key_fields_and_audit': {
+    async up(db: Kysely<unknown>) {
+      for (const column of ['limits', 'allowed_addresses', 'customer_ref', 'contact']) {
+        await db.schema.alterTable('api_keys').addColumn(column, 'text').execute();
+      }
+      await sql`drop trigger api_keys_changed`.execute(db);
+      await sql`create trigger api_keys_changed after update of hash, tier, scopes, expires_at, revoked_at, limits, allowed_addresses on api_keys ${sql.raw('begin update key_changes set version = version + 1; end')}`.execute(
+        db,
+      );
+      await db.schema
+        .createTable('audit_log')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('time', 'integer', (c) => c.notNull())
+        .addColumn('actor', 'text', (c) => c.notNull())
+        .addColumn('address', 'text')
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('target', 'text')
+        .addColumn('status', 'integer')
+        .addColumn('code', 'text')
+        .execute();
+      await db.schema.createIndex('audit_log_time').on('audit_log').columns(['time']).execute();
+    },
+  },
 };
 
 /** Owner-only: the database holds key hashes, which no other local user may read. */

@@ -3,6 +3,7 @@ import { EMBEDDED_POLL_MS, SqlEventLog } from '../../events/sql-event-log.js';
 import { WebhookStore } from '../../webhooks/store.js';
 import { MemoryNoticeBus } from '../memory/notice-bus.js';
 import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
+import { SqlAuditStore } from '../sql/audit-store.js';
 import type { Stores } from '../types.js';
 import { migrateSqlite, openSqlite } from './database.js';
 import { SqliteKeyStore } from './key-store.js';
@@ -18,6 +19,7 @@ export interface EmbeddedStores extends Stores {
   readonly keys: SqliteKeyStore;
   readonly prices: SqlitePriceStore;
   readonly events: SqlEventLog;
+  readonly audit: SqlAuditStore;
   /**
    * Calls `listener` when a key may have changed: at once when this process accepts a revocation,
    * and within `KEY_WATCH_MS` of a change any other process wrote. Servers then forget the keys
@@ -62,6 +64,7 @@ export async function openEmbeddedStores(path: string): Promise<EmbeddedStores> 
     webhooks: WebhookStore.over(db, sqliteStatementWrites(raw, writer)),
     prices,
     keys,
+    audit: new SqlAuditStore(db, engine),
     rateLimits: new MemoryRateLimitStore(),
     notices: new MemoryNoticeBus(),
     onKeyChanges(listener) {
