@@ -18,6 +18,7 @@ import type { Services } from '../server/services.js';
 import type { Sources } from '../sources/sources.js';
 import { createWebhookService, sendOptionsOf } from '../webhooks/service.js';
 import { createAnswerCache } from './answer-cache.js';
+import { auditHook } from './audit-hook.js';
 import {
   type ConnectionLimits,
   connectionGuard,
@@ -35,6 +36,7 @@ import type { DayBuilder } from './render/day-content.js';
 import { requestId } from './request-id.js';
 import { createRequestRecorder } from './request-recorder.js';
 import { commonHeaders, EXPOSED_HEADERS } from './response-headers.js';
+import { auditRoutes } from './routes/audit.js';
 import { cheapestRoutes } from './routes/cheapest.js';
 import { deviceRoutes } from './routes/devices.js';
 import { eventRoutes } from './routes/events.js';
@@ -150,6 +152,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorateRequest('caller', null);
   app.decorateRequest('limitHeaders', null);
   app.decorateRequest('problemCode', null);
+  app.decorateRequest('auditTarget', null);
   registerProblemHandling(app);
   // Shared shapes, referenced by `$id` from the route schemas: one copy each in the document.
   app.addSchema(ProblemSchema);
@@ -163,7 +166,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // preflight allows the key headers, and clients may read the rate-limit and cache headers.
   await app.register(cors, {
     origin: '*',
-    methods: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
+    methods: ['GET', 'HEAD', 'PUT', 'POST', 'PATCH', 'DELETE'],
     allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'if-none-match', 'accept'],
     exposedHeaders: [...EXPOSED_HEADERS],
     maxAge: 7200,
@@ -197,6 +200,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onSend', async (request, reply) => {
     if (request.limitHeaders) reply.headers(request.limitHeaders);
   });
+  // Admin actions into the audit log, before their answers leave (audit-hook.ts, docs/audit.md).
+  app.addHook('onSend', auditHook(services.audit));
   // One structured line per request and its metrics, by the recorder the fast path uses too.
   const record = createRequestRecorder(metrics, app.log);
   app.addHook('onResponse', async (request, reply) => {
@@ -261,6 +266,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   seriesAdminRoutes(app, { series: services.series, keyGuard });
   sourceRoutes(app, { sources: deps.sources, configured: config.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
+  auditRoutes(app, { audit: services.audit, keyGuard });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);
   if (stores.webhooks) {

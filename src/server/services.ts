@@ -2,6 +2,7 @@
  * What the composition root (./compose.ts) builds: every service, once, over the stores. HTTP
  * (../http/app.ts) and the CLI take this shape, so neither needs the root that builds it.
  */
+import type { AuditService } from '../services/audit-service.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { ImportService } from '../services/import-service.js';
 import type { KeyService } from '../services/key-service.js';
@@ -19,4 +20,6 @@ export interface Services {
   readonly prices: PriceService;
   readonly imports: ImportService;
   readonly series: SeriesService;
+  /** The audit log of admin actions (docs/audit.md). */
+  readonly audit: AuditService;
 }
