@@ -285,7 +285,12 @@ class OneSchemaIntrospector implements DatabaseIntrospector {
  * second instance waits and then finds nothing left to do. The lock is held by a session, so it
  * goes away with a crashed instance's connection.
  */
-export async function migratePostgres(db: Kysely<Database>, schema?: string): Promise<string[]> {
+export async function migratePostgres(
+  db: Kysely<Database>,
+  schema?: string,
+  /** Stop after this migration (tests build a database as an older release left it). */
+  upTo?: string,
+): Promise<string[]> {
   const target = schema ?? (await currentSchema(db));
   await ensureSchema(db, target);
   const migrator = new Migrator({
@@ -294,7 +299,9 @@ export async function migratePostgres(db: Kysely<Database>, schema?: string): Pr
     // Named explicitly: without it Kysely finds a migration table in any schema and skips creating ours.
     migrationTableSchema: target,
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (upTo === undefined
+    ? migrator.migrateToLatest()
+    : migrator.migrateTo(upTo));
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -215,10 +215,15 @@ export function openSqlite(path: string): { db: Kysely<Database>; raw: SQLite.Da
   return { db, raw };
 }
 
-/** Brings the schema up to date; returns the names of the migrations it applied. */
-export async function migrateSqlite(db: Kysely<Database>): Promise<string[]> {
+/**
+ * Brings the schema up to date, or up to the migration named `upTo` (tests build a database as an
+ * older release left it); returns the names of the migrations it applied.
+ */
+export async function migrateSqlite(db: Kysely<Database>, upTo?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (upTo === undefined
+    ? migrator.migrateToLatest()
+    : migrator.migrateTo(upTo));
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
