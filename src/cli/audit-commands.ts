@@ -54,7 +54,7 @@ export function registerAuditCommands(program: Command, { print, config }: Audit
     .option('--from <time>', 'entries at or after: YYYY-MM-DD (00:00 UTC) or an RFC 3339 timestamp')
     .option('--to <time>', 'entries before: YYYY-MM-DD (00:00 UTC) or an RFC 3339 timestamp')
     .addOption(new Option('--action <action>', 'one action').choices([...AUDIT_ACTIONS]))
-    .option('--key <id>', 'entries of one acting key, by id, or "cli" for this command line')
+    .option('--actor <id>', 'entries of one acting key, by its id, or "cli" for this command line')
     .option('--limit <n>', 'at most this many entries, 1 to 10000', '100')
     .addOption(new Option('--json', 'print machine-readable JSON'))
     .action(
@@ -62,7 +62,7 @@ export function registerAuditCommands(program: Command, { print, config }: Audit
         from?: string;
         to?: string;
         action?: string;
-        key?: string;
+        actor?: string;
         limit: string;
         json?: boolean;
       }) => {
@@ -80,7 +80,7 @@ export function registerAuditCommands(program: Command, { print, config }: Audit
             ...(from !== undefined && { from }),
             ...(to !== undefined && { to }),
             ...(opts.action !== undefined && { action: opts.action }),
-            ...(opts.key !== undefined && { actor: opts.key }),
+            ...(opts.actor !== undefined && { actor: opts.actor }),
             limit,
           }),
         );

@@ -26,10 +26,11 @@ const AuditQuerySchema = Type.Object(
     from: Type.Optional(When('Entries at or after this time')),
     to: Type.Optional(When('Entries before this time')),
     action: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: [...AUDIT_ACTIONS] })),
-    key: Type.Optional(
+    // Not `key`: a parameter of that name is refused as a key in the URL (docs/keys-and-tiers.md).
+    actor: Type.Optional(
       Type.String({
         pattern: '^(?:key_[0-9A-Za-z]{1,64}|cli)$',
-        description: 'Entries of one acting key, by id, or `cli` for the command line.',
+        description: 'Entries of one acting key, by its id, or `cli` for the command line.',
       }),
     ),
     limit: Type.Optional(
@@ -129,7 +130,7 @@ export function auditRoutes(app: FastifyInstance, deps: { audit: AuditService; k
         ...(from !== undefined && { from }),
         ...(to !== undefined && { to }),
         ...(q.action !== undefined && { action: String(q.action) }),
-        ...(q.key !== undefined && { actor: q.key }),
+        ...(q.actor !== undefined && { actor: q.actor }),
         ...(q.cursor !== undefined && { before: Number(q.cursor) }),
         limit: limit + 1,
       });
