@@ -9,11 +9,23 @@ import fc from 'fast-check';
 // ---------------------------------------------------------------------------------------------
 
 type Access = 'open' | 'read' | 'write' | 'admin';
-export type BodyKind = 'none' | 'key' | 'rotate' | 'series' | 'prices' | 'webhook' | 'mcp';
-export type QueryName = 'symbols' | 'tz' | 'format' | 'resolution' | 'from' | 'to' | 'duration' | 'hours';
+export type BodyKind = 'none' | 'key' | 'keyPatch' | 'rotate' | 'series' | 'prices' | 'webhook' | 'mcp';
+export type QueryName =
+  | 'symbols'
+  | 'tz'
+  | 'format'
+  | 'resolution'
+  | 'from'
+  | 'to'
+  | 'duration'
+  | 'hours'
+  | 'action'
+  | 'actor'
+  | 'limit'
+  | 'cursor';
 
 export interface RouteSpec {
-  readonly method: 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS';
+  readonly method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS';
   /** Fastify's spelling: `:name` for a path parameter, `*` for the rest of the path. */
   readonly url: string;
   readonly access: Access;
@@ -97,6 +109,14 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: 'GET', url: '/api/v1/keys/:id', access: 'admin', query: [], body: 'none' },
   { method: 'DELETE', url: '/api/v1/keys/:id', access: 'admin', query: [], body: 'none' },
   { method: 'POST', url: '/api/v1/keys/:id/rotate', access: 'admin', query: [], body: 'rotate' },
+  { method: 'PATCH', url: '/api/v1/keys/:id', access: 'admin', query: [], body: 'keyPatch' },
+  {
+    method: 'GET',
+    url: '/api/v1/audit',
+    access: 'admin',
+    query: ['action', 'actor', 'limit', 'cursor'],
+    body: 'none',
+  },
   { method: 'POST', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'webhook' },
   { method: 'GET', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'none' },
   { method: 'GET', url: '/api/v1/webhooks/:id', access: 'admin', query: [], body: 'none' },
