@@ -5,15 +5,15 @@
 
 import { type Command, Option } from 'commander';
 import type { Config } from '../config/config.js';
-import { ApiError } from '../domain/errors/api-error.js';
 import type { LimitRule } from '../domain/limits/tiers.js';
 import { printable, printableJson } from '../domain/text/plain-text.js';
 import { parseDuration } from '../domain/time/duration.js';
 import { parseTimestamp } from '../domain/time/timestamp.js';
 import { withServices } from '../server/compose.js';
-import { type AuditAction, type AuditService, CLI_ACTOR } from '../services/audit-service.js';
+import type { AuditAction } from '../services/audit-service.js';
 import type { KeyExtras, KeyPatch, KeyService, KeyView } from '../services/key-service.js';
 import { SCOPES, type Scope } from '../stores/types.js';
+import { recordCli } from './cli-audit.js';
 import { CliError } from './cli-error.js';
 
 /** How long a rotated key keeps working when `--grace` is not given. */
@@ -163,10 +163,10 @@ async function withKeys<T>(
     try {
       result = await run(keys);
     } catch (error) {
-      if (audit !== undefined) await recordCli(log, audit, changed ?? null, error);
+      if (audit !== undefined) await recordCli(log, audit.action, changed ?? null, error);
       throw error;
     }
-    if (audit !== undefined) await recordCli(log, audit, audit.target?.(result) ?? changed ?? null);
+    if (audit !== undefined) await recordCli(log, audit.action, audit.target?.(result) ?? changed ?? null);
     if (changed !== undefined) {
       // Best effort: without the notice, servers still re-check the key within their 2 s cache time.
       await stores.notices.publish({ kind: 'keys', keyIds: [changed] }).catch(() => {});
@@ -179,22 +179,6 @@ async function withKeys<T>(
 interface CliAudit<T> {
   readonly action: AuditAction;
   readonly target?: (result: T) => string;
-}
-
-/** Records a command's action with actor `cli` (docs/audit.md): no address, no HTTP status. */
-export async function recordCli(
-  log: AuditService,
-  audit: { readonly action: AuditAction },
-  target: string | null,
-  error?: unknown,
-): Promise<void> {
-  const code =
-    error === undefined
-      ? null
-      : error instanceof ApiError || error instanceof CliError
-        ? error.code
-        : 'internal';
-  await log.record({ actor: CLI_ACTOR, address: null, action: audit.action, target, status: null, code });
 }
 
 /** Adds `keys create|list|show|revoke|rotate|set-tier|update` to `program`. */
