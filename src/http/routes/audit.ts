@@ -110,7 +110,15 @@ export function auditRoutes(app: FastifyInstance, deps: { audit: AuditService; k
         tags: ['audit'],
         querystring: AuditQuerySchema,
         response: {
-          200: jsonAnswer('One page of entries, newest first.', AuditPageSchema, RATE_LIMIT_HEADERS),
+          200: jsonAnswer('One page of entries, newest first.', AuditPageSchema, {
+            ...RATE_LIMIT_HEADERS,
+            link: {
+              type: 'string',
+              description:
+                '<URL of the next page>; rel="next" while older entries follow (the same URL as `next`).',
+              component: 'LinkNextAudit',
+            },
+          }),
           ...keyedErrors(),
         },
       },
