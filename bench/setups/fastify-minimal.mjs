@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import rateLimit from '@fastify/rate-limit';
 import Fastify from 'fastify';
-import { TLS_PROTOCOL } from '../../dist/http/connections.js';
+import { TLS_PROTOCOL } from '../../dist/http/transport/connections.js';
 
 /** The fields `@fastify/rate-limit` writes itself (`addHeaders`), with the names Pricepoint uses. */
 const NOT_COPIED = new Set(['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']);

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { TLS_PROTOCOL } from '../../dist/http/connections.js';
+import { TLS_PROTOCOL } from '../../dist/http/transport/connections.js';
 
 const bodies = new Map(
   Object.entries(JSON.parse(readFileSync(process.env.BENCH_BODIES, 'utf8'))).map(([url, answer]) => {

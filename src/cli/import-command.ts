@@ -32,7 +32,7 @@ function formatOf(file: string, given: string | undefined): ImportFormat {
 
 /**
  * Adds `import <file> [--dry-run] [--format csv|json|jsonl] [--json]` to `program`.
- * @example registerImportCommand(program, { config: () => loadConfig(process.env), print: console.log })
+ * @example registerImportCommand(program, { config: () => loadConfig(env), print: console.log })
  */
 export function registerImportCommand(
   program: Command,

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { type Config, ConfigError, loadConfig } from '../config/config.js';
+import { clientEnvironment, type Env } from '../config/environment.js';
 import { DEV_SERIES, loadDevData } from '../dev-data/dev-data.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import { describeTzSource } from '../domain/time/tz-source.js';
@@ -33,7 +34,7 @@ function packageVersion(): string {
   return String(pkg.version);
 }
 
-export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
+export function buildCli(print: Print, env: Env): Command {
   // Every command reads zones with the tz database its settings choose (docs/operating.md "Time zone data").
   const config = (overrides: Partial<Config> = {}) => {
     const cfg = loadConfig(env, overrides);
@@ -121,7 +122,7 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
   registerSourceCommands(program, { print, config });
   registerWebhookCommands(program, { print, config });
   registerCheckCommand(program, { print, config });
-  registerMcpCommand(program, { env });
+  registerMcpCommand(program, { client: () => clientEnvironment(env) });
 
   program
     .command('tiers')
@@ -145,10 +146,10 @@ export function buildCli(print: Print, env: NodeJS.ProcessEnv): Command {
 }
 
 /**
- * Runs the CLI with the environment it is given (bin/pricepoint.js passes `process.env`: only the
- * entry point and config/ read it); resolves with the exit status (a server keeps the process alive).
+ * Runs the CLI with the environment it is given (bin/pricepoint.js passes `process.env`), which only
+ * config/ reads; resolves with the exit status (a server keeps the process alive).
  */
-export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+export async function main(argv: string[], env: Env): Promise<number> {
   const asJson = argv.includes('--json');
   const fail = (code: string, message: string, status: number) => {
     process.stderr.write(

@@ -6,13 +6,14 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { type Command, Option } from 'commander';
+import type { ClientEnvironment } from '../config/environment.js';
 import { createMcpServer } from '../mcp/tools.js';
 import { CliError } from './cli-error.js';
 
 /** The API a desktop client reaches when `PRICEPOINT_URL` is not set: `npm start`'s. */
 const DEFAULT_URL = 'https://localhost:8443';
 
-export function registerMcpCommand(program: Command, deps: { env: NodeJS.ProcessEnv }): void {
+export function registerMcpCommand(program: Command, deps: { client: () => ClientEnvironment }): void {
   program
     .command('mcp')
     .description(
@@ -21,15 +22,15 @@ export function registerMcpCommand(program: Command, deps: { env: NodeJS.Process
     // Stdout is the protocol's: with --json only a refusal to start is printed, as JSON, on stderr.
     .addOption(new Option('--json', 'print a refusal to start as JSON on stderr'))
     .action(async () => {
-      const key = deps.env.PRICEPOINT_API_KEY;
-      if (key === undefined || key === '') {
+      const { url, apiKey: key } = deps.client();
+      if (key === undefined) {
         throw new CliError(
           'missing_api_key',
           'PRICEPOINT_API_KEY must hold the key the tools call the API with',
           2,
         );
       }
-      const base = deps.env.PRICEPOINT_URL || DEFAULT_URL;
+      const base = url ?? DEFAULT_URL;
       let origin: URL;
       try {
         origin = new URL(base);

@@ -7,12 +7,7 @@ import type { Config } from '../config/config.js';
 import { printable, printableJson } from '../domain/text/plain-text.js';
 import { withServices } from '../server/compose.js';
 import type { AuditService } from '../services/audit-service.js';
-import {
-  createWebhookService,
-  type EndpointView,
-  sendOptionsOf,
-  type WebhookService,
-} from '../webhooks/service.js';
+import type { EndpointView, WebhookService } from '../webhooks/service.js';
 import { audited } from './cli-audit.js';
 import { CliError } from './cli-error.js';
 
@@ -39,13 +34,8 @@ async function withWebhooks<T>(
   config: Config,
   run: (webhooks: WebhookService, latestSeq: number, audit: AuditService) => Promise<T>,
 ) {
-  return withServices(config, async ({ stores, audit }) => {
-    if (!stores.webhooks) throw new CliError('invalid_option', 'this database keeps no webhooks');
-    const webhooks = createWebhookService({
-      store: stores.webhooks,
-      keySecret: config.keySecret,
-      send: sendOptionsOf(config),
-    });
+  return withServices(config, async ({ webhooks, stores, audit }) => {
+    if (!webhooks) throw new CliError('invalid_option', 'this database keeps no webhooks');
     return run(webhooks, (await stores.events?.latestSeq()) ?? 0, audit);
   });
 }

@@ -45,10 +45,11 @@ const TierSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const fileSettings: Record<string, TSchema> = {};
-for (const setting of Object.values(SETTINGS)) {
-  if (setting.file !== undefined) fileSettings[setting.file] = Type.Optional(setting.kind.schema);
-}
+const fileSettings: Readonly<Record<string, TSchema>> = Object.fromEntries(
+  Object.values(SETTINGS).flatMap((setting) =>
+    setting.file === undefined ? [] : [[setting.file, Type.Optional(setting.kind.schema)]],
+  ),
+);
 
 const FileSchema = Type.Object(
   {

@@ -13,6 +13,7 @@ import { type TzSourceOptions, tzFolderProblem } from '../domain/time/tz-source.
 import { checkMqttTariffs, type MqttConfig, MqttConfigError, parseMqtt } from '../mqtt/mqtt-config.js';
 import { parseSources, type SourceConfig, SourceConfigError } from '../sources/source-config.js';
 import { type FxPairs, readConfigFile } from './config-file.js';
+import type { Env } from './environment.js';
 import { ConfigError } from './setting-kinds.js';
 import { type Chosen, ENV_SETTINGS, SETTINGS, type Settings } from './settings.js';
 
@@ -64,8 +65,6 @@ export type Config = Omit<Settings, ReplacedInConfig> & {
   /** The config file's `mqtt:` (docs/mqtt.md); absent without one: nothing is published. */
   readonly mqtt?: MqttConfig;
 };
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /** Each setting from the environment, else the file, else its default: the environment wins. */
 function readSettings(

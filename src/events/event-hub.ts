@@ -3,7 +3,7 @@
  * the hub reads them once and hands each page to every stream, instead of every open stream
  * querying the database for the same rows (thousands of streams, one query per new page).
  */
-import type { EventLog, PriceEvent } from './types.js';
+import type { EventLog, PriceEvent } from '../stores/event-types.js';
 
 /** Events read per query. */
 const PAGE = 500;

@@ -8,11 +8,11 @@
  * log once the reader asks again. So a stream holds at most its queue (`STREAM_QUEUE_BYTES`) and a
  * chunk, however large the backlog and whatever its client does, and a slow reader still gets every
  * event in order. A client that stops reading altogether is closed by the connection's idle
- * deadline (src/http/connections.ts) and resumes with `Last-Event-ID`.
+ * deadline (src/http/transport/connections.ts) and resumes with `Last-Event-ID`.
  */
 import { Readable } from 'node:stream';
+import type { EventLog, PriceEvent } from '../stores/event-types.js';
 import type { EventHub } from './event-hub.js';
-import type { EventLog, PriceEvent } from './types.js';
 
 /** Bytes of text a stream queues before its reader takes them (its `highWaterMark`). */
 export const STREAM_QUEUE_BYTES = 16 * 1024;

@@ -1,7 +1,7 @@
 /**
  * `buildApp` wires HTTP once, at start, around services built by the composition root
- * (../server/compose.ts): hooks, and every route, registered here by name so a reader finds each
- * one by grep.
+ * (../server/compose.ts): the request pipeline's steps as Fastify hooks and as the fast entry
+ * (./README.md), and every route, registered here by name so a reader finds each one by grep.
  */
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -16,30 +16,23 @@ import { mcpRoutes } from '../mcp/http-route.js';
 import { llmsTxtRoute } from '../mcp/llms-txt.js';
 import type { Services } from '../server/services.js';
 import type { Sources } from '../sources/sources.js';
-import { createWebhookService, sendOptionsOf } from '../webhooks/service.js';
-import { createAnswerCache } from './answer-cache.js';
+import type { Speed } from '../speed/index.js';
 import { auditHook } from './audit-hook.js';
-import {
-  type ConnectionLimits,
-  connectionGuard,
-  DEFAULT_CONNECTION_LIMITS,
-  TLS_PROTOCOL,
-} from './connections.js';
-import { registerDocs } from './docs.js';
-import { createFastPath } from './fast-path.js';
-import { createHeavyReads } from './heavy-reads.js';
-import { createKeyGuard } from './key-guard.js';
+import { registerDocs } from './contract/docs.js';
+import { clientErrorAnswer, registerProblemHandling, sendProblem } from './contract/problem.js';
+import { foldEnumCase } from './contract/read-query.js';
+import { ProblemSchema } from './contract/schemas.js';
 import type { Metrics } from './metrics.js';
-import { clientErrorAnswer, registerProblemHandling, sendProblem } from './problem.js';
-import { foldEnumCase } from './read-query.js';
+import { createAdmission } from './pipeline/admit.js';
+import { createAnswerCache } from './pipeline/answer-cache.js';
+import { CORS, commonHeaders } from './pipeline/headers.js';
+import { createHeavyReads } from './pipeline/heavy-reads.js';
+import { createRecorder } from './pipeline/record.js';
 import type { DayBuilder } from './render/day-content.js';
-import { requestId } from './request-id.js';
-import { createRequestRecorder } from './request-recorder.js';
-import { commonHeaders, EXPOSED_HEADERS } from './response-headers.js';
 import { auditRoutes } from './routes/audit.js';
 import { cheapestRoutes } from './routes/cheapest.js';
 import { deviceRoutes } from './routes/devices.js';
-import { eventRoutes } from './routes/events.js';
+import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { KeyViewSchema, keyRoutes } from './routes/keys.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -52,7 +45,13 @@ import { sourceRoutes } from './routes/sources.js';
 import { TariffSchema, tariffRoutes } from './routes/tariffs.js';
 import { usageRoutes } from './routes/usage.js';
 import { WebhookViewSchema, webhookRoutes } from './routes/webhooks.js';
-import { ProblemSchema } from './schemas.js';
+import {
+  type ConnectionLimits,
+  connectionGuard,
+  DEFAULT_CONNECTION_LIMITS,
+  TLS_PROTOCOL,
+} from './transport/connections.js';
+import { trustedProxies } from './transport/trust.js';
 
 export interface AppDeps {
   /** Services and the stores they use, from the composition root (../server/compose.ts). */
@@ -76,6 +75,8 @@ export interface AppDeps {
   readonly eventStreams?: EventStreamOptions;
   /** Where heavy reads are built (../server/build-threads.ts); absent, on the event loop. */
   readonly buildHeavy?: DayBuilder;
+  /** The speed parts (../speed), chosen by the one switch. */
+  readonly speed: Speed;
 }
 
 /** Bytes of finished answers kept per process: a few thousand days of every development series. */
@@ -83,10 +84,13 @@ const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
 
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? Date.now;
-  const metrics = deps.metrics;
-  // The hot path sits in front of Fastify on the server's own listener (see fast-path.ts); it is
-  // given its services once they exist, below.
+  const { metrics, speed } = deps;
+  const trust = trustedProxies(config.trustProxy);
+  // The fast entry sits in front of Fastify on the server's own listener (../speed/fast-entry.ts);
+  // it is given its services once they exist, below.
   let fastifyListener: RequestListener | undefined;
+  // What the server's connection guard counts, once the server exists.
+  let countUnsent: NonNullable<EventRouteDeps['countUnsent']> = () => {};
   let listener: RequestListener | undefined;
   const app = Fastify({
     logger: {
@@ -102,9 +106,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     // Our own onResponse hook writes the one line per request, masked.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: requestId,
+    genReqId: speed.requestId,
     requestIdHeader: false,
-    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
+    trustProxy: trust ?? false,
     return503OnClosing: false,
     // Only read by Fastify for the "listening at https://" line: the server is made just below.
     ...(deps.https && { https: { allowHTTP1: true } }),
@@ -120,7 +124,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
         perAddress: config.maxConnectionsPerAddress,
         unsentBytesPerAddress: config.maxUnsentBytesPerAddress,
       };
-      const { options, listener: guarded, guard } = connectionGuard(limits, config.trustProxy, metrics);
+      const connections = connectionGuard(limits, trust, metrics);
+      const { options, listener: guarded, guard } = connections;
+      countUnsent = connections.countUnsent;
       const server = deps.https
         ? createHttpsServer(
             { key: deps.https.key, cert: deps.https.cert, ...TLS_PROTOCOL, ...options },
@@ -142,7 +148,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   const { services } = deps;
   const stores = services.stores;
-  const keyGuard = createKeyGuard(services.auth, services.limiter);
+  const admission = createAdmission(services.auth, services.limiter, { keyMemo: speed.keyMemo });
+  const keyGuard = admission.guard;
   const changeToken = stores.prices.changeToken?.bind(stores.prices);
   const answers = createAnswerCache({
     maxBytes: ANSWER_CACHE_BYTES,
@@ -162,17 +169,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(KeyViewSchema);
   app.addSchema(WebhookViewSchema);
   await registerDocs(app, config.devData ? { demoKey: DEMO_API_KEY } : {});
-  // CORS (docs/api.md): keys travel in headers, never in cookies, so any origin may read; the
-  // preflight allows the key headers, and clients may read the rate-limit and cache headers.
-  await app.register(cors, {
-    origin: '*',
-    methods: ['GET', 'HEAD', 'PUT', 'POST', 'PATCH', 'DELETE'],
-    allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'if-none-match', 'accept'],
-    exposedHeaders: [...EXPOSED_HEADERS],
-    maxAge: 7200,
-    // Any OPTIONS request is answered as a preflight, never with a plain-text 400.
-    strictPreflight: false,
-  });
+  // The preflight, from the one header table (./pipeline/headers.ts).
+  await app.register(cors, CORS);
 
   stores.notices.subscribe((notice) => {
     if (notice.kind === 'keys') services.auth.forget();
@@ -202,16 +200,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   // Admin actions into the audit log, before their answers leave (audit-hook.ts, docs/audit.md).
   app.addHook('onSend', auditHook(services.audit));
-  // One structured line per request and its metrics, by the recorder the fast path uses too.
-  const record = createRequestRecorder(metrics, app.log);
+  // The record step: one structured line per request and its metrics, on either entry.
+  const record = createRecorder(metrics, speed.lineWriter(app.log), speed.mask);
   app.addHook('onResponse', async (request, reply) => {
+    // A request the fast entry handed over is timed from when it arrived there.
+    const arrived = admission.arrivedAt(request.raw);
     record({
       reqId: request.id,
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
       url: request.url,
       status: reply.statusCode,
-      elapsedMs: reply.elapsedTime,
+      elapsedMs: arrived === undefined ? reply.elapsedTime : performance.now() - arrived,
       keyId: request.caller?.key.id ?? null,
       tier: request.caller?.tier.name ?? null,
       ip: request.ip,
@@ -220,21 +220,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     });
   });
 
-  // The fast entry point (fast-path.ts) answers repeated reads before Fastify; off, Fastify answers all.
-  if (config.fastPath) {
-    listener = createFastPath({
-      auth: services.auth,
-      limiter: services.limiter,
-      answers,
-      record,
-      log: app.log,
-      clock,
-      commonHeaders: common,
-      trustProxy: config.trustProxy,
-      closing: () => closing,
-      next: fastifyListener as RequestListener,
-    });
-  }
+  // The fast entry answers repeated reads before Fastify; with the speed switch off, Fastify answers all.
+  listener = speed.fastEntry({
+    admission,
+    auth: services.auth,
+    limiter: services.limiter,
+    answers,
+    record,
+    log: app.log,
+    clock,
+    commonHeaders: common,
+    trust,
+    requestId: speed.requestId,
+    closing: () => closing,
+    next: fastifyListener as RequestListener,
+  });
 
   foldEnumCase(app);
   pointerRoutes(app);
@@ -254,7 +254,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     heavyReads,
     ...(deps.buildHeavy && { buildHeavy: deps.buildHeavy }),
   });
-  cheapestRoutes(app, { prices: services.prices, keyGuard, answers, freshMs: config.readCacheMs, clock });
+  cheapestRoutes(app, { cheapest: services.cheapest, keyGuard, answers, freshMs: config.readCacheMs, clock });
   deviceRoutes(app, { prices: services.prices, keyGuard, answers, clock });
   priceWriteRoutes(app, {
     prices: stores.prices,
@@ -269,22 +269,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   auditRoutes(app, { audit: services.audit, keyGuard });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);
-  if (stores.webhooks) {
-    const send = sendOptionsOf(config);
-    const webhooks = createWebhookService({
-      store: stores.webhooks,
-      keySecret: config.keySecret,
-      send,
-      clock,
-    });
-    webhookRoutes(app, { webhooks, events: stores.events, keyGuard });
-  }
+  if (services.webhooks) webhookRoutes(app, { webhooks: services.webhooks, events: stores.events, keyGuard });
   eventRoutes(app, {
     events: stores.events,
     prices: services.prices,
     keyGuard,
     clock,
     metrics,
+    countUnsent: (response, bytes) => countUnsent(response, bytes),
     ...(deps.eventStreams && { options: deps.eventStreams }),
   });
   keyRoutes(app, {

@@ -8,7 +8,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../domain/errors/api-error.js';
-import type { KeyGuard } from '../http/key-guard.js';
+import type { KeyGuard } from '../http/pipeline/admit.js';
 import { createMcpServer } from './tools.js';
 
 /**

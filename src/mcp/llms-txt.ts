@@ -5,7 +5,7 @@
  * operations there are; the pages it links are the repository's docs (test/mcp checks each resolves).
  */
 import type { FastifyInstance } from 'fastify';
-import { DOCS_PREFIX, OPENAPI_PATH } from '../http/docs.js';
+import { DOCS_PREFIX, OPENAPI_PATH } from '../http/contract/docs.js';
 
 interface Operation {
   readonly summary?: string;

@@ -13,7 +13,7 @@ import {
   ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { type TObject, type TProperties, Type } from '@sinclair/typebox';
-import { ReadQueryFields } from '../http/read-query.js';
+import { ReadQueryFields } from '../http/contract/read-query.js';
 import { CheapestQuerySchema } from '../http/routes/cheapest.js';
 import { DateParams, DayQuerySchema, RangeQuerySchema } from '../http/routes/prices.js';
 

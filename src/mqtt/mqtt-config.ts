@@ -6,14 +6,12 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { type Env, namesOneVariable, substituteVariables } from '../config/environment.js';
 
 /** A topic level path without wildcards or empty levels: `pricepoint`, `home/prices`. */
 const TOPIC_PATH = '^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$';
 const SYMBOL = '^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$';
 const TARIFF = '^[a-z][a-z0-9_-]{0,31}$';
-/** The whole of a setting naming a variable, as the sources' secrets are written. */
-const VARIABLE_ONLY = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/;
-const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 const Hours = Type.Integer({ minimum: 1, maximum: 24 });
 
@@ -86,12 +84,10 @@ export class MqttConfigError extends Error {
   }
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 /**
  * The file's `mqtt:` entry checked, or undefined without one; throws `MqttConfigError` naming the
  * field as `mqtt.FIELD`. Tariff names are checked against the tariffs by `checkMqttTariffs`.
- * @example parseMqtt({ url: 'mqtt://127.0.0.1:1883', series: ['NO1'] }, process.env)
+ * @example parseMqtt({ url: 'mqtt://127.0.0.1:1883', series: ['NO1'], password: '${MQTT_PASSWORD}' }, { MQTT_PASSWORD: 's3cret' })
  */
 export function parseMqtt(raw: unknown, env: Env): MqttConfig | undefined {
   if (raw === undefined || raw === null) return undefined;
@@ -108,7 +104,7 @@ export function parseMqtt(raw: unknown, env: Env): MqttConfig | undefined {
   }
   const entry = raw as MqttEntry;
   const url = brokerUrl(entry.url);
-  if (entry.password !== undefined && !VARIABLE_ONLY.test(entry.password)) {
+  if (entry.password !== undefined && !namesOneVariable(entry.password)) {
     throw new MqttConfigError(
       'mqtt.password',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own syntax, shown as written
@@ -188,11 +184,9 @@ function brokerUrl(text: string): string {
 
 /** `${VAR}` replaced by the variable's value; an unset variable stops the start, naming it. */
 function substitute(value: string, field: string, env: Env): string {
-  return value.replace(VARIABLE, (_, variable: string) => {
-    const found = env[variable];
-    if (found === undefined || found === '') {
-      throw new MqttConfigError(field, `names the environment variable ${variable}, which is not set`);
-    }
-    return found;
-  });
+  return substituteVariables(
+    value,
+    env,
+    (variable) => new MqttConfigError(field, `names the environment variable ${variable}, which is not set`),
+  );
 }

@@ -15,7 +15,7 @@ import { loadDevData } from '../dev-data/dev-data.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import { DEFAULT_TIERS } from '../domain/limits/tiers.js';
 import { addDays, localDate } from '../domain/time/days.js';
-import type { AnswerContent } from '../http/answer-cache.js';
+import type { AnswerContent } from '../http/pipeline/answer-cache.js';
 import { buildOnLoop, type DayJob } from '../http/render/day-content.js';
 import type { DayName, DayQuery, PriceService } from '../services/price-service.js';
 import { type EmbeddedStores, openEmbeddedStores } from '../stores/sqlite/index.js';

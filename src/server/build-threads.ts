@@ -13,7 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../config/config.js';
 import { ApiError } from '../domain/errors/api-error.js';
-import type { AnswerContent } from '../http/answer-cache.js';
+import type { AnswerContent } from '../http/pipeline/answer-cache.js';
 import type { DayJob } from '../http/render/day-content.js';
 import type { PriceReadConfig } from './price-reads.js';
 

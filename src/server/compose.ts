@@ -9,12 +9,15 @@ import { type AppDeps, buildApp } from '../http/app.js';
 import { createMetrics } from '../http/metrics.js';
 import { createAuditService } from '../services/audit-service.js';
 import { createAuthenticator } from '../services/authenticator.js';
+import { createCheapestService } from '../services/cheapest.js';
 import { createImportService } from '../services/import-service.js';
 import { createKeyService } from '../services/key-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
 import { createSeriesService } from '../services/series-service.js';
+import { type Speed, speedOf } from '../speed/index.js';
 import { guardStores, type StoreName } from '../stores/guard.js';
 import type { Stores } from '../stores/types.js';
+import { createWebhookService, sendOptionsOf } from '../webhooks/service.js';
 import { openStores, type StoreHooks } from './open-stores.js';
 import { priceServiceOf } from './price-reads.js';
 import type { Services } from './services.js';
@@ -40,6 +43,7 @@ export interface ServiceHooks {
 export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks = {}): Services {
   const clock = hooks.clock ?? Date.now;
   const stores = hooks.onStoreError ? guardStores(raw, hooks.onStoreError) : raw;
+  const prices = priceServiceOf(config, stores.prices, clock);
   return {
     stores,
     auth: createAuthenticator({
@@ -54,9 +58,18 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
     }),
     keys: createKeyService({ keys: stores.keys, tiers: config.tiers, keySecret: config.keySecret, clock }),
     limiter: createRateLimiter({ store: stores.rateLimits, tiers: config.tiers, clock }),
-    prices: priceServiceOf(config, stores.prices, clock),
+    prices,
     imports: createImportService({ prices: stores.prices }),
     series: createSeriesService({ prices: stores.prices }),
+    cheapest: createCheapestService({ prices }),
+    ...(stores.webhooks && {
+      webhooks: createWebhookService({
+        store: stores.webhooks,
+        keySecret: config.keySecret,
+        send: sendOptionsOf(config),
+        clock,
+      }),
+    }),
     audit: createAuditService({
       store: stores.audit,
       clock,
@@ -91,9 +104,11 @@ export async function withServices<T>(
   }
 }
 
-export interface ComposeAppDeps extends Omit<AppDeps, 'services' | 'metrics'> {
+export interface ComposeAppDeps extends Omit<AppDeps, 'services' | 'metrics' | 'speed'> {
   readonly stores: Stores;
   readonly metrics?: AppDeps['metrics'];
+  /** The speed parts; by default those of `config.fastPath`, the one switch (../speed). */
+  readonly speed?: Speed;
 }
 
 /**
@@ -105,7 +120,8 @@ export async function composeApp(
   config: Config,
   deps: ComposeAppDeps,
 ): Promise<{ app: FastifyInstance; services: Services }> {
-  const metrics = deps.metrics ?? createMetrics();
+  const speed = deps.speed ?? (await speedOf(config.fastPath));
+  const metrics = deps.metrics ?? createMetrics(speed.requestMetrics);
   // The app's logger exists once the app does; nothing fails before the app is built.
   let log: FastifyBaseLogger | undefined;
   const services = composeServices(config, deps.stores, {
@@ -117,7 +133,7 @@ export async function composeApp(
     onFlushError: (error) => log?.error({ err: error }, 'writing last-used times failed'),
     onAuditError: (error) => log?.error({ err: error }, 'writing an audit entry failed'),
   });
-  const app = await buildApp(config, { ...deps, services, metrics });
+  const app = await buildApp(config, { ...deps, services, metrics, speed });
   log = app.log;
   return { app, services };
 }

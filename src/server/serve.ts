@@ -13,11 +13,11 @@ import { createMetrics } from '../http/metrics.js';
 import { startMqtt } from '../mqtt/start.js';
 import { warnAboutOffGridPoints } from '../services/grid-check.js';
 import { openSources } from '../sources/sources.js';
+import { speedOf } from '../speed/index.js';
 import type { Stores } from '../stores/types.js';
 import { startDeliveries } from '../webhooks/start.js';
 import { startBuildThreads } from './build-threads.js';
 import { composeApp } from './compose.js';
-import { batchedDestination } from './log-destination.js';
 import { openStores } from './open-stores.js';
 import { tlsMaterial } from './tls.js';
 
@@ -57,7 +57,9 @@ function listenError(error: unknown, config: Config): unknown {
 export async function startServer(config: Config): Promise<Running> {
   // Zone rules first: the development data and every day served are cut with them.
   const tz = useTzSource(config.tzData);
-  const metrics = createMetrics();
+  const speed = await speedOf(config.fastPath);
+  await speed.holdTickShape();
+  const metrics = createMetrics(speed.requestMetrics);
   let lastRedisLog = 0;
   let app: FastifyInstance | undefined;
   const stores = await openStores(config, {
@@ -79,9 +81,8 @@ export async function startServer(config: Config): Promise<Running> {
     },
   });
   const tls = await tlsMaterial(config);
-  // One log line per request, written in batches rather than a system call each, and at least every
-  // 250 ms (log-destination.ts says how large and why).
-  const logStream = batchedDestination();
+  // One log line per request: in batches with the speed switch on (../speed/log-destination.ts).
+  const logStream = speed.logDestination();
   // Configured sources (docs/sources.md); none without `sources:` in the config file.
   const sources = await openSources(config.sources, {
     prices: stores.prices,
@@ -91,7 +92,7 @@ export async function startServer(config: Config): Promise<Running> {
     log: { info: (fields, message) => app?.log.info(fields, message), warn: (f, m) => app?.log.warn(f, m) },
   }).catch(async (error: unknown) => {
     await stores.close();
-    logStream.close();
+    logStream?.close();
     throw error;
   });
   // Heavy reads are built off the event loop (./build-threads.ts), over the same database.
@@ -110,7 +111,8 @@ export async function startServer(config: Config): Promise<Running> {
   const composed = await composeApp(config, {
     stores,
     metrics,
-    logStream,
+    ...(logStream && { logStream }),
+    speed,
     sources,
     ...(tls && { https: tls }),
     ...(threads && { buildHeavy: threads.build }),
@@ -125,7 +127,7 @@ export async function startServer(config: Config): Promise<Running> {
       await sources.close();
       await threads?.close();
       await stores.close();
-      logStream.close();
+      logStream?.close();
       throw error;
     }
     let dates = devDates(Date.now());
@@ -148,7 +150,7 @@ export async function startServer(config: Config): Promise<Running> {
     await sources.close();
     await threads?.close();
     await stores.close();
-    logStream.close();
+    logStream?.close();
     throw listenError(error, config);
   }
   sources.start();
@@ -165,7 +167,7 @@ export async function startServer(config: Config): Promise<Running> {
     await sources.close();
     await threads?.close();
     await stores.close();
-    logStream.close();
+    logStream?.close();
     throw error;
   });
   app.log.info({ tz }, `time zone data: ${describeTzSource(tz)}`);
@@ -198,7 +200,7 @@ export async function startServer(config: Config): Promise<Running> {
       await sources.close();
       await threads?.close();
       await stores.close();
-      logStream.close();
+      logStream?.close();
     })();
     return closed;
   };

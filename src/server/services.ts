@@ -4,12 +4,14 @@
  */
 import type { AuditService } from '../services/audit-service.js';
 import type { Authenticator } from '../services/authenticator.js';
+import type { CheapestService } from '../services/cheapest.js';
 import type { ImportService } from '../services/import-service.js';
 import type { KeyService } from '../services/key-service.js';
 import type { PriceService } from '../services/price-service.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
 import type { SeriesService } from '../services/series-service.js';
 import type { Stores } from '../stores/types.js';
+import type { WebhookService } from '../webhooks/service.js';
 
 export interface Services {
   /** The stores the services use (guarded when the root was given `onStoreError`). */
@@ -20,6 +22,10 @@ export interface Services {
   readonly prices: PriceService;
   readonly imports: ImportService;
   readonly series: SeriesService;
+  /** The cheapest hours over `prices` (docs/api.md, "The cheapest hours"). */
+  readonly cheapest: CheapestService;
+  /** Webhook endpoints (docs/webhooks.md); absent when the stores keep no webhooks. */
+  readonly webhooks?: WebhookService;
   /** The audit log of admin actions (docs/audit.md). */
   readonly audit: AuditService;
 }

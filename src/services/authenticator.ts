@@ -15,7 +15,7 @@ import { ApiError } from '../domain/errors/api-error.js';
 import { isWellFormedKey, keyHash, keyKind } from '../domain/keys/key-format.js';
 import { allowedBy } from '../domain/net/allowed-addresses.js';
 import type { KeyRecord, KeyStore, LimitGate, RateLimitStore } from '../stores/types.js';
-import { createFailureBudget, failureSubject } from './failure-budget.js';
+import { createFailureBudget } from './failure-budget.js';
 
 export interface Credentials {
   readonly apiKeyHeader: string | string[] | undefined;
@@ -163,7 +163,27 @@ function checkLookupWorthy(key: string, acceptDemoKeys: boolean): void {
   if (!acceptDemoKeys && keyKind(key) === 'demo') throw unauthorized('invalid_api_key');
 }
 
-export function createAuthenticator(deps: AuthenticatorDeps) {
+/** Who is calling: keys checked, verdicts cached briefly, failed attempts counted per address. */
+export interface Authenticator {
+  /**
+   * The key record of a valid, live key used from an address it allows; throws an `ApiError`
+   * otherwise (401, 429, or 403 `address_not_allowed`).
+   */
+  authenticate(credentials: Credentials): Promise<KeyRecord>;
+  /** The failed-login budget of a client address: while it is used up, no key is accepted from it. */
+  failureGate(ip: string): LimitGate;
+  /**
+   * Forgets every cached verdict, live and refused, e.g. after a local revocation or a key notice
+   * from another instance (a key created meanwhile is then found at once).
+   */
+  forget(): void;
+  /** Writes the last-used times collected so far (the timer does this every few seconds). */
+  flushLastUsed(): Promise<void>;
+  /** Stops the timer and writes what is left; call it before the key store closes. */
+  close(): Promise<void>;
+}
+
+export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   /** The allow-list test of each key record that has one, built once per record. */
   const allowLists = new WeakMap<KeyRecord, (address: string) => boolean>();
 
@@ -311,17 +331,13 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
    * counted, but it is refused like any other while the address is past its budget.
    */
   async function refuse(error: unknown, ip: string, now: number): Promise<never> {
-    const subject = failureSubject(ip);
+    const subject = budget.subject(ip);
     if (error instanceof ApiError && error.code === 'missing_api_key') await budget.check(subject, now);
     else await budget.take(subject, now);
     throw error;
   }
 
   return {
-    /**
-     * The key record of a valid, live key used from an address it allows; throws an `ApiError`
-     * otherwise (401, 429, or 403 `address_not_allowed`).
-     */
     async authenticate(credentials: Credentials): Promise<KeyRecord> {
       const now = deps.clock();
       let key: string;
@@ -335,7 +351,7 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
       if (known !== undefined && known.until > now) {
         if (isLive(known.record, now)) {
           // Only a key that passed `checkLookupWorthy` is ever cached: a hit needs no check again.
-          if (credentials.gatedLater !== true) await budget.check(failureSubject(credentials.ip), now);
+          if (credentials.gatedLater !== true) await budget.check(budget.subject(credentials.ip), now);
           checkAddress(known.record, credentials.ip);
           lastUsed.set(known.record.id, now);
           return known.record;
@@ -347,7 +363,7 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
       } catch (error) {
         return refuse(error, credentials.ip, now);
       }
-      const subject = failureSubject(credentials.ip);
+      const subject = budget.subject(credentials.ip);
       if ((refused.get(print) ?? 0) > now) {
         await budget.take(subject, now);
         throw unauthorized('invalid_api_key');
@@ -358,30 +374,20 @@ export function createAuthenticator(deps: AuthenticatorDeps) {
       return record;
     },
 
-    /** The failed-login budget of a client address: while it is used up, no key is accepted from it. */
     failureGate(ip: string): LimitGate {
       return budget.gate(ip);
     },
 
-    /**
-     * Forgets every cached verdict, live and refused, e.g. after a local revocation or a key notice
-     * from another instance (a key created meanwhile is then found at once).
-     */
     forget(): void {
       cache.clear();
       refused.clear();
       generation += 1;
     },
 
-    /** Writes the last-used times collected so far (the timer does this every few seconds). */
     flushLastUsed,
-
-    /** Stops the timer and writes what is left; call it before the key store closes. */
     async close(): Promise<void> {
       clearInterval(flusher);
       await flushLastUsed();
     },
   };
 }
-
-export type Authenticator = ReturnType<typeof createAuthenticator>;

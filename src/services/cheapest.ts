@@ -239,12 +239,18 @@ function instantOf(end: RangeEnd, which: 'from' | 'to', zone: string, today: Cal
   return which === 'from' ? bounds.start : bounds.end;
 }
 
-export function createCheapestService({ prices }: { readonly prices: PriceService }) {
+/** The cheapest hours (docs/api.md, "The cheapest hours"), read through the price service as served. */
+export interface CheapestService {
+  /**
+   * The cheapest window or intervals of each series asked, within `from`..`to`; throws `ApiError`
+   * for a query it cannot answer (an unknown series, a range or duration that does not fit).
+   * @example await cheapest.find(tier, { symbols: ['NO1'], from: { day: { offset: 0 } }, to: { day: { offset: 1 } }, pick: { contiguous: true, duration: parseIsoDuration('PT3H')! } })
+   */
+  find(tier: Tier, query: CheapestQuery): Promise<CheapestAnswer>;
+}
+
+export function createCheapestService({ prices }: { readonly prices: PriceService }): CheapestService {
   return {
-    /**
-     * The cheapest window or intervals of each series asked, within `from`..`to`.
-     * @example await cheapest.find(tier, { symbols: ['NO1'], from: { day: { offset: 0 } }, to: { day: { offset: 1 } }, pick: { contiguous: true, duration: parseIsoDuration('PT3H')! } })
-     */
     async find(tier: Tier, query: CheapestQuery): Promise<CheapestAnswer> {
       const { from, to, pick, ...dayQuery } = query;
       // Which series, in which zone: checked against the catalogue, the tier and the conversion.

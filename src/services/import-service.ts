@@ -138,12 +138,18 @@ interface SeriesState {
   readonly grid: GridCheck;
 }
 
-export function createImportService({ prices }: { prices: PriceStore }) {
+/** Price imports (files, the upload API, sources): every row checked, then all written or none. */
+export interface ImportService {
+  /**
+   * Checks and writes `batches` all or nothing: a bad row is reported (with its line) in the result,
+   * never thrown; a store that fails throws.
+   * @example await imports.run(readRows(createReadStream('prices.csv'), 'csv', true), { dryRun: true })
+   */
+  run(batches: RowBatches, options?: ImportOptions): Promise<ImportResult>;
+}
+
+export function createImportService({ prices }: { prices: PriceStore }): ImportService {
   return {
-    /**
-     * Checks and writes `rows` all or nothing.
-     * @example await imports.run(readRows(createReadStream('prices.csv'), 'csv', true), { dryRun: true })
-     */
     async run(batches: RowBatches, options: ImportOptions = {}): Promise<ImportResult> {
       const catalogue = new Map((await prices.listSeries()).map((s) => [s.symbol, s]));
       const states = new Map<string, SeriesState>();
@@ -299,5 +305,3 @@ function elapsed(ms: number): string {
 function clip(text: string): string {
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }
-
-export type ImportService = ReturnType<typeof createImportService>;

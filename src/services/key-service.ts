@@ -94,7 +94,38 @@ export interface KeyServiceDeps {
   readonly clock: () => number;
 }
 
-export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDeps) {
+/** API keys for operators, behind the CLI and the admin API alike; only a new key's answer holds it in clear. */
+export interface KeyService {
+  /**
+   * Creates a key; the clear key is in the answer and nowhere else. A bad field throws one
+   * `invalid_parameter` naming every bad field, `known` (problems the caller found first) among them.
+   */
+  create(draft: KeyDraft, known?: readonly KeyFieldProblem[]): Promise<{ key: string; record: KeyView }>;
+  /** Stores a key whose value is already known (the documented demo key), once. */
+  ensure(key: string, spec: NewKey): Promise<KeyView>;
+  /** Every key, without its hash. */
+  list(): Promise<KeyView[]>;
+  /** One key; throws `not_found` when there is none. */
+  get(id: string): Promise<KeyView>;
+  /** Revokes a key at once (revoking twice keeps the first time); throws `not_found` when there is none. */
+  revoke(id: string): Promise<KeyView>;
+  /**
+   * Issues a new key with the old one's name, tier, scopes and expiry, and lets the old one live
+   * for `graceMs` more (default a day, or until its own, earlier expiry). The new key is in the
+   * answer, once. A revoked or expired key is not rotated: its replacement would be born dead or
+   * resurrect it.
+   */
+  rotate(id: string, graceMs?: number): Promise<Rotation>;
+  /** Moves a key to another configured tier; servers see it within their key cache time. */
+  setTier(id: string, tier: string): Promise<KeyView>;
+  /**
+   * Changes the fields `patch` names (`null` clears limits, allow-list, owner fields and expiry),
+   * or refuses them all with one `invalid_parameter` naming every bad field (`known` among them).
+   */
+  update(id: string, patch: KeyPatch, known?: readonly KeyFieldProblem[]): Promise<KeyView>;
+}
+
+export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDeps): KeyService {
   function checkTier(tier: string): void {
     const problem = tierProblem(tier);
     if (problem) throw new ApiError('invalid_parameter', problem.detail, { extra: { parameter: 'tier' } });
@@ -256,7 +287,6 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
   }
 
   return {
-    /** Creates a key; the clear key is in the answer and nowhere else. */
     async create(
       draft: KeyDraft,
       known: readonly KeyFieldProblem[] = [],
@@ -266,7 +296,6 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
       return { key, record: keyView(await store(key, spec)) };
     },
 
-    /** Stores a key whose value is already known (the documented demo key), once. */
     async ensure(key: string, spec: NewKey): Promise<KeyView> {
       const existing = await keys.findByHash(keyHash(key, keySecret));
       return keyView(existing ?? (await store(key, spec)));
@@ -288,11 +317,6 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
       return this.get(id);
     },
 
-    /**
-     * Issues a new key with the old one's name, tier, scopes and expiry, and lets the old one live
-     * for `graceMs` more (or until its own, earlier expiry). The new key is in the answer, once.
-     * A revoked or expired key is not rotated: its replacement would be born dead or resurrect it.
-     */
     async rotate(id: string, graceMs: number = DEFAULT_ROTATION_GRACE_MS): Promise<Rotation> {
       if (!Number.isInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS) {
         throw new ApiError('invalid_parameter', `grace must be 0 to ${MAX_GRACE_MS / 86_400_000} days`, {
@@ -347,7 +371,6 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
       return this.get(id);
     },
 
-    /** Moves a key to another configured tier; servers see it within their key cache time. */
     async setTier(id: string, tier: string): Promise<KeyView> {
       checkTier(tier);
       if (!(await keys.setTier(id, tier))) throw new ApiError('not_found', `There is no key with id ${id}.`);
@@ -355,5 +378,3 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
     },
   };
 }
-
-export type KeyService = ReturnType<typeof createKeyService>;

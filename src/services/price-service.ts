@@ -159,6 +159,41 @@ export interface PriceServiceDeps {
 /** The tag of the series list in the read cache: every change of any series drops it. */
 const ALL_SERIES = '*';
 
+/** The read side of prices (docs/api.md): days, ranges, latest points and the catalogue, as served to a tier. */
+export interface PriceService {
+  /** Drops what is cached of these series (and the series list), after a notice that they changed. */
+  forget(symbols: readonly string[]): void;
+  /**
+   * One day of every selected series: `{ offset: 0 }` is today, `{ date: '2026-11-01' }` a date.
+   * @example await service.day(tier, { symbols: ['NO1'], tz: 'UTC' }, { offset: 1 }) // tomorrow
+   */
+  day(tier: Tier, query: DayQuery, name: DayName): Promise<DayAnswer>;
+  /**
+   * The days `from` to `to`, inclusive, at most 366: one entry per series and day, by series then date.
+   * @example await service.range(tier, {}, { date: '2026-11-01' }, { offset: 0 })
+   */
+  range(tier: Tier, query: DayQuery, from: DayName, to: DayName): Promise<DayAnswer>;
+  /**
+   * The days a day or range request means and what they weigh (`plan.weight`, in rate-limit
+   * units), checked but not yet read: a caller charges the weight, then reads the plan.
+   * @example const plan = await service.plan(tier, {}, { offset: -365 }, { offset: 0 }); await pay(plan.weight); await service.read(plan)
+   */
+  plan(tier: Tier, query: DayQuery, from: DayName, to: DayName): Promise<DayPlan>;
+  /** Reads the days of a plan from `plan`. */
+  read(plan: DayPlan): Promise<DayAnswer>;
+  /**
+   * Per series, the interval that contains now or else the last one before now, within the tier's
+   * history; a series with none has `prices: []` and today's date.
+   */
+  latest(tier: Tier, asked: DayQuery): Promise<DayAnswer>;
+  /**
+   * The catalogue: the selected series as they would be served, with the local dates of their first
+   * and last price in the zone they are read in.
+   * @example await service.catalogue(tier, { symbols: ['NO1'] })
+   */
+  catalogue(tier: Tier, query: DayQuery): Promise<CatalogueEntry[]>;
+}
+
 export function createPriceService({
   prices,
   clock,
@@ -166,7 +201,7 @@ export function createPriceService({
   fx = {},
   tariffs = {},
   terms = () => undefined,
-}: PriceServiceDeps) {
+}: PriceServiceDeps): PriceService {
   const cacheOptions = {
     freshMs: 0,
     staleMs: 0,
@@ -455,7 +490,6 @@ export function createPriceService({
   }
 
   return {
-    /** Drops what is cached of these series (and the series list), after a notice that they changed. */
     forget(symbols: readonly string[]): void {
       seriesCache.forget([ALL_SERIES]);
       dayCache.forget(symbols);
@@ -464,36 +498,17 @@ export function createPriceService({
       referenceSums.forget(symbols);
     },
 
-    /**
-     * One day of every selected series: `{ offset: 0 }` is today, `{ date: '2026-11-01' }` a date.
-     * @example await service.day(tier, { symbols: ['NO1'], tz: 'UTC' }, { offset: 1 }) // tomorrow
-     */
     async day(tier: Tier, query: DayQuery, name: DayName): Promise<DayAnswer> {
       return readPlan(await planDays(tier, query, name, name));
     },
 
-    /**
-     * The days `from` to `to`, inclusive, at most 366: one entry per series and day, by series then date.
-     * @example await service.range(tier, {}, { date: '2026-11-01' }, { offset: 0 })
-     */
     async range(tier: Tier, query: DayQuery, from: DayName, to: DayName): Promise<DayAnswer> {
       return readPlan(await planDays(tier, query, from, to));
     },
 
-    /**
-     * The days a day or range request means and what they weigh (`plan.weight`, in rate-limit
-     * units), checked but not yet read: a caller charges the weight, then reads the plan.
-     * @example const plan = await service.plan(tier, {}, { offset: -365 }, { offset: 0 }); await pay(plan.weight); await service.read(plan)
-     */
     plan: planDays,
-
-    /** Reads the days of a plan from `plan`. */
     read: readPlan,
 
-    /**
-     * Per series, the interval that contains now or else the last one before now, within the tier's
-     * history; a series with none has `prices: []` and today's date.
-     */
     async latest(tier: Tier, asked: DayQuery): Promise<DayAnswer> {
       const now = clock();
       const selected = await selectSeries(tier, asked.symbols);
@@ -561,11 +576,6 @@ export function createPriceService({
       };
     },
 
-    /**
-     * The catalogue: the selected series as they would be served, with the local dates of their first
-     * and last price in the zone they are read in.
-     * @example await service.catalogue(tier, { symbols: ['NO1'] })
-     */
     async catalogue(tier: Tier, query: DayQuery): Promise<CatalogueEntry[]> {
       const selected = await selectSeries(tier, query.symbols);
       return Promise.all(
@@ -739,5 +749,3 @@ function checkRange(from: CalendarDate, to: CalendarDate): void {
     );
   }
 }
-
-export type PriceService = ReturnType<typeof createPriceService>;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApiError } from '../domain/errors/api-error.js';
 import { DEFAULT_TIERS } from '../domain/limits/tiers.js';
-import { rateLimitHeaders } from '../http/rate-limit-headers.js';
+import { rateLimitHeaders } from '../http/pipeline/rate-limit-headers.js';
 import { MemoryRateLimitStore } from '../stores/memory/rate-limit-store.js';
 import type { KeyRecord } from '../stores/types.js';
 import { createRateLimiter } from './rate-limiter.js';

@@ -27,7 +27,22 @@ export interface RateLimiterDeps {
   readonly clock: () => number;
 }
 
-export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
+/** A key's tier limits, counted in the rate-limit store (docs/keys-and-tiers.md). */
+export interface RateLimiter {
+  /** The key's tier; throws `service_unavailable` when the tier is no longer configured. */
+  tierOf(key: KeyRecord): Tier;
+  /**
+   * Counts one request, or `cost` units of every limit for a heavy one (all or nothing). Returns
+   * the decision to tell the client; throws `rate_limited` (carrying the same report) when a limit
+   * has fewer units left than the request takes. With `gate` (the address' failed-login budget)
+   * it is checked in the same store call, and a shut gate throws its 429, taking nothing.
+   */
+  take(key: KeyRecord, ip: string, cost?: number, gate?: LimitGate): Promise<LimitReport>;
+  /** What is left for the key, without counting (for `/usage`). */
+  peek(key: KeyRecord, ip: string): Promise<LimitDecision>;
+}
+
+export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps): RateLimiter {
   // The tier of a key with limits of its own, made once per key record (as its subject below).
   const ownTiers = new WeakMap<KeyRecord, Tier>();
 
@@ -62,13 +77,6 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
 
   return {
     tierOf,
-
-    /**
-     * Counts one request, or `cost` units of every limit for a heavy one (all or nothing). Returns
-     * the decision to tell the client; throws `rate_limited` (carrying the same report) when a limit
-     * has fewer units left than the request takes. With `gate` (the address' failed-login budget)
-     * it is checked in the same store call, and a shut gate throws its 429, taking nothing.
-     */
     async take(key: KeyRecord, ip: string, cost = 1, gate?: LimitGate): Promise<LimitReport> {
       checkCost(cost);
       const tier = tierOf(key);
@@ -88,7 +96,6 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps) {
       return report;
     },
 
-    /** What is left for the key, without counting (for `/usage`). */
     async peek(key: KeyRecord, ip: string): Promise<LimitDecision> {
       const tier = tierOf(key);
       return store.peek(subject(key, tier, ip), tier.limits, clock());
@@ -112,5 +119,3 @@ function refusal(report: LimitReport, owner: string): ApiError {
     extra: { 'violated-policies': violated },
   });
 }
-
-export type RateLimiter = ReturnType<typeof createRateLimiter>;

@@ -43,7 +43,28 @@ interface Entry<T> {
 /** Values kept as they are, besides their packed entries: the most recently read ones. */
 const LIVE_VALUES = 32;
 
-export function createReadCache<T>(options: ReadCacheOptions<T>) {
+/** Store reads kept by key and tagged with the symbols they depend on (see the top of this file). */
+export interface ReadCache<T> {
+  /**
+   * The cached value of `key`, or `load()`'s, kept under `tags` (the symbols it depends on); a
+   * failing `load` is answered from a stale entry while one may still be served.
+   * @example await cache.read('NO1|2026-11-22|Europe/Oslo', ['NO1'], () => store.pricesBetween(...))
+   */
+  read(key: string, tags: readonly string[], load: () => Promise<T>): Promise<T>;
+  /**
+   * The value of `key` when `read` would serve it without loading (fresh, under the current
+   * token), else `undefined`; counts as a use of the entry.
+   */
+  peek(key: string): T | undefined;
+  /** Drops every entry that depends on one of `tags`. */
+  forget(tags: readonly string[]): void;
+  /** Entries kept now. */
+  readonly size: number;
+  /** The weight kept now, as `weigh` counts it (0 without one). */
+  readonly weight: number;
+}
+
+export function createReadCache<T>(options: ReadCacheOptions<T>): ReadCache<T> {
   const { maxWeight, weigh } = options;
   const weighed = maxWeight !== undefined && weigh !== undefined;
   const entries = boundedCache<string, Entry<T>>({
@@ -78,10 +99,6 @@ export function createReadCache<T>(options: ReadCacheOptions<T>) {
   }
 
   return {
-    /**
-     * The cached value of `key`, or `load()`'s, kept under `tags` (the symbols it depends on).
-     * @example await cache.read('NO1|2026-11-22|Europe/Oslo', ['NO1'], () => store.pricesBetween(...))
-     */
     async read(key: string, tags: readonly string[], load: () => Promise<T>): Promise<T> {
       if (options.freshMs <= 0) return load();
       const hit = entries.get(key);
@@ -106,10 +123,6 @@ export function createReadCache<T>(options: ReadCacheOptions<T>) {
       return value;
     },
 
-    /**
-     * The value of `key` when `read` would serve it without loading (fresh, under the current
-     * token), else `undefined`; counts as a use of the entry.
-     */
     peek(key: string): T | undefined {
       if (options.freshMs <= 0) return undefined;
       const hit = entries.get(key);
@@ -123,7 +136,6 @@ export function createReadCache<T>(options: ReadCacheOptions<T>) {
       return hit.token === token ? served(key, hit) : undefined;
     },
 
-    /** Drops every entry that depends on one of `tags`. */
     forget(tags: readonly string[]): void {
       if (entries.size === 0) return;
       const wanted = new Set(tags);
@@ -136,11 +148,8 @@ export function createReadCache<T>(options: ReadCacheOptions<T>) {
       return entries.size;
     },
 
-    /** The weight kept now, as `weigh` counts it (0 without one). */
     get weight(): number {
       return entries.weight;
     },
   };
 }
-
-export type ReadCache<T> = ReturnType<typeof createReadCache<T>>;

@@ -30,15 +30,24 @@ export interface SummedSeries {
   readonly sumsOf: (from: CalendarDate, to: CalendarDate) => Promise<ReadonlyMap<CalendarDate, DaySum>>;
 }
 
-export function createReferenceSums(options: Omit<ReadCacheOptions<DaySum>, 'maxEntries'>) {
+/** The sums of the days before a ranked day, per series and day, kept like cached days. */
+export interface ReferenceSums {
+  /**
+   * The sums of the days `from`..`to` of `series`, oldest first: those kept from the cache, the
+   * others read together in one span (from the first to the last day missing).
+   * @example await sums.between(summed, '2026-11-15', '2026-11-21') // seven DaySums
+   */
+  between(series: SummedSeries, from: CalendarDate, to: CalendarDate): Promise<DaySum[]>;
+  /** Drops the sums of every series (or FX series) named. */
+  forget(symbols: readonly string[]): void;
+  /** Days kept now. */
+  readonly size: number;
+}
+
+export function createReferenceSums(options: Omit<ReadCacheOptions<DaySum>, 'maxEntries'>): ReferenceSums {
   const cache = createReadCache<DaySum>({ ...options, maxEntries: MAX_ENTRIES });
 
   return {
-    /**
-     * The sums of the days `from`..`to` of `series`, oldest first: those kept from the cache, the
-     * others read together in one span (from the first to the last day missing).
-     * @example await sums.between(summed, '2026-11-15', '2026-11-21') // seven DaySums
-     */
     async between(series: SummedSeries, from: CalendarDate, to: CalendarDate): Promise<DaySum[]> {
       const dates: CalendarDate[] = [];
       for (let date = from; date <= to; date = addDays(date, 1)) dates.push(date);
@@ -68,7 +77,6 @@ export function createReferenceSums(options: Omit<ReadCacheOptions<DaySum>, 'max
       );
     },
 
-    /** Drops the sums of every series (or FX series) named. */
     forget(symbols: readonly string[]): void {
       cache.forget(symbols);
     },
@@ -78,5 +86,3 @@ export function createReferenceSums(options: Omit<ReadCacheOptions<DaySum>, 'max
     },
   };
 }
-
-export type ReferenceSums = ReturnType<typeof createReferenceSums>;

@@ -47,23 +47,29 @@ export async function coverageOf(
   return span ? { first: localDate(span.first, zone), last: localDate(span.last, zone) } : null;
 }
 
-export function createSeriesService({ prices }: { prices: PriceStore }) {
+/** The series catalogue for operators: the same checks for the admin API and `pricepoint series`. */
+export interface SeriesService {
+  /** Every series, ordered by symbol, with its coverage. */
+  list(): Promise<SeriesView[]>;
+  /**
+   * Creates the series `symbol` (every field needed) or updates it (omitted fields keep their
+   * values). The time zone and resolution define the grid stored prices lie on, so they cannot
+   * change once the series has prices; a bad field throws `invalid_parameter` naming it.
+   * @example await service.upsert('no1', { name: 'Oslo day-ahead' }) // { outcome: 'updated', ... }
+   */
+  upsert(symbol: string, input: SeriesInput): Promise<UpsertResult>;
+}
+
+export function createSeriesService({ prices }: { prices: PriceStore }): SeriesService {
   async function view(series: Series): Promise<SeriesView> {
     return { ...series, coverage: await coverageOf(prices, series) };
   }
 
   return {
-    /** Every series, ordered by symbol, with its coverage. */
     async list(): Promise<SeriesView[]> {
       return Promise.all((await prices.listSeries()).map(view));
     },
 
-    /**
-     * Creates the series `symbol` (every field needed) or updates it (omitted fields keep their
-     * values). The time zone and resolution define the grid stored prices lie on, so they cannot
-     * change once the series has prices.
-     * @example await service.upsert('no1', { name: 'Oslo day-ahead' }) // { outcome: 'updated', ... }
-     */
     async upsert(symbol: string, input: SeriesInput): Promise<UpsertResult> {
       const canonical = normaliseSymbol(symbol);
       if (canonical === undefined) {
@@ -101,5 +107,3 @@ export function createSeriesService({ prices }: { prices: PriceStore }) {
 function definedOnly(input: SeriesInput): SeriesInput {
   return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
 }
-
-export type SeriesService = ReturnType<typeof createSeriesService>;

@@ -5,6 +5,7 @@
  * or a JSON dump of the config shows the variable's name, never its value.
  */
 import { Cron } from 'croner';
+import { type Env, namesOneVariable, substituteVariables } from '../config/environment.js';
 import { CONNECTOR_TYPES, createConnector } from './connectors.js';
 import { DEFAULT_PLAN, type SourcePlan, TYPE_PLANS } from './source-plans.js';
 import { type SourceConnector, SourceSettingsError, type UpstreamOptions } from './types.js';
@@ -37,15 +38,12 @@ export interface SourceConfig {
 
 /** Names of settings that hold a secret: they must name an environment variable. */
 const SECRET = /^(token|password|secret|api[-_]?key|key)$/i;
-const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 /** Settings of the schedule, not of the connector. */
 const SCHEDULE_FIELDS = ['type', 'schedule', 'scheduleZone', 'minSpacingSeconds'];
 /** The default least spacing of manual runs of one source (docs/sources.md "Schedules"). */
 export const DEFAULT_MIN_SPACING_S = 60;
 /** The longest spacing a source may ask for: one day. */
 const MAX_SPACING_S = 86_400;
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 export class SourceConfigError extends Error {
   constructor(
@@ -60,7 +58,7 @@ export class SourceConfigError extends Error {
 /**
  * Every source of the file's `sources:`; throws `SourceConfigError` naming the bad field as
  * `sources.NAME.FIELD`.
- * @example parseSources({ ecb: { type: 'ecb', currencies: ['NOK'] } }, process.env)
+ * @example parseSources({ entsoe: { type: 'entsoe', zone: 'NO1', token: '${ENTSOE_TOKEN}' } }, { ENTSOE_TOKEN: 's3cret' })
  */
 export function parseSources(raw: Readonly<Record<string, unknown>> | undefined, env: Env): SourceConfig[] {
   return Object.entries(raw ?? {}).map(([name, entry]) => parseSource(name, entry, env));
@@ -89,7 +87,7 @@ function parseSource(name: string, entry: unknown, env: Env): SourceConfig {
   const resolved: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(settings)) {
     if (SCHEDULE_FIELDS.includes(field)) continue;
-    if (SECRET.test(field) && !(typeof value === 'string' && /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(value))) {
+    if (SECRET.test(field) && !(typeof value === 'string' && namesOneVariable(value))) {
       throw new SourceConfigError(
         at(field),
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own syntax, shown as written
@@ -122,14 +120,13 @@ function parseSource(name: string, entry: unknown, env: Env): SourceConfig {
 function substitute(value: unknown, field: string, env: Env, secrets: string[]): unknown {
   if (Array.isArray(value)) return value.map((v) => substitute(v, field, env, secrets));
   if (typeof value !== 'string') return value;
-  return value.replace(VARIABLE, (_, variable: string) => {
-    const found = env[variable];
-    if (found === undefined || found === '') {
-      throw new SourceConfigError(field, `names the environment variable ${variable}, which is not set`);
-    }
-    secrets.push(found);
-    return found;
-  });
+  return substituteVariables(
+    value,
+    env,
+    (variable) =>
+      new SourceConfigError(field, `names the environment variable ${variable}, which is not set`),
+    (secret) => secrets.push(secret),
+  );
 }
 
 function parseSchedule(

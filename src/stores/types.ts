@@ -5,8 +5,7 @@
 import type { LimitDecision } from '../domain/limits/fixed-window.js';
 import type { LimitRule } from '../domain/limits/tiers.js';
 import type { CalendarDate, Resolution } from '../domain/time/days.js';
-import type { EventLog } from '../events/types.js';
-import type { WebhookStore } from '../webhooks/store.js';
+import type { EventLog, WebhookStore } from './event-types.js';
 
 /** One priced thing (docs/data-model.md). */
 export interface Series {

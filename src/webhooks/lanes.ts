@@ -4,8 +4,9 @@
  * its share of sends; lanes take turns (round robin), so one endpoint's backlog never goes first
  * because it is long. Memory only; what is due stays in the store.
  */
+
+import type { DeliveryRow, EndpointRow } from '../stores/event-types.js';
 import { HOLD_AFTER_TIMEOUTS, SENDS_PER_ENDPOINT } from './limits.js';
-import type { DeliveryRow, EndpointRow } from './store.js';
 
 export class Lane {
   /** Sends of this lane under way. */

@@ -4,13 +4,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../domain/errors/api-error.js';
-import type { PriceEventType } from '../events/types.js';
+import type {
+  DeliveryRow,
+  DeliveryState,
+  EndpointRow,
+  PriceEventType,
+  WebhookStore,
+} from '../stores/event-types.js';
 import { MAX_ENDPOINTS } from './limits.js';
 import { urlProblem } from './safe-target.js';
 import { newSecret, openSecret, sealSecret } from './secrets.js';
 import type { SendOptions, SendOutcome } from './send.js';
 import { payloadOf, sendSigned } from './signed-delivery.js';
-import type { DeliveryRow, DeliveryState, EndpointRow, WebhookStore } from './store.js';
 
 export const EVENT_TYPES: readonly PriceEventType[] = ['day.published', 'day.revised'];
 export { MAX_ENDPOINTS };
@@ -74,14 +79,36 @@ export function deliveryView(row: DeliveryRow): DeliveryView {
   };
 }
 
-export function createWebhookService(deps: WebhookServiceDeps) {
+/** Webhook endpoints for the admin API and the CLI alike (docs/webhooks.md). */
+export interface WebhookService {
+  /**
+   * Registers an endpoint; it receives events committed after `latestSeq` (the log's newest). The
+   * secret is in this answer only. A bad url or event type, or a full list, throws `invalid_parameter`.
+   */
+  create(
+    spec: { url: string; events: readonly string[]; symbols?: readonly string[] | null | undefined },
+    latestSeq: number,
+  ): Promise<{ endpoint: EndpointView; secret: string }>;
+  /** Every endpoint, oldest first, never a secret. */
+  list(): Promise<EndpointView[]>;
+  /** One endpoint; undefined when there is none. */
+  get(id: string): Promise<EndpointView | undefined>;
+  /** False when there was no such endpoint; its delivery log goes with it. */
+  remove(id: string): Promise<boolean>;
+  /** Enabling resumes from where the endpoint stopped: pending deliveries are retried now. */
+  setEnabled(id: string, enabled: boolean): Promise<EndpointView | undefined>;
+  /** The endpoint's deliveries, newest event first; undefined when there is no such endpoint. */
+  deliveries(id: string, limit?: number): Promise<DeliveryView[] | undefined>;
+  /** The delivery, queued again from its first attempt; undefined when there is none. */
+  redeliver(id: string, eventId: string): Promise<DeliveryView | undefined>;
+  /** Sends a signed `webhook.test` event now, outside the log and the retries, and says how it went. */
+  test(id: string): Promise<SendOutcome | undefined>;
+}
+
+export function createWebhookService(deps: WebhookServiceDeps): WebhookService {
   const { store } = deps;
   const clock = deps.clock ?? Date.now;
   return {
-    /**
-     * Registers an endpoint. It receives events committed from now on: its cursor starts at the
-     * log's newest event (`latestSeq`).
-     */
     async create(
       spec: { url: string; events: readonly string[]; symbols?: readonly string[] | null | undefined },
       latestSeq: number,
@@ -118,7 +145,6 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       return row && endpointView(row);
     },
     remove: (id: string) => store.deleteEndpoint(id),
-    /** Enabling resumes from where the endpoint stopped: pending deliveries are retried now. */
     async setEnabled(id: string, enabled: boolean): Promise<EndpointView | undefined> {
       if (!(await store.setEnabled(id, enabled, enabled ? null : 'disabled by an admin'))) return undefined;
       return this.get(id);
@@ -127,13 +153,11 @@ export function createWebhookService(deps: WebhookServiceDeps) {
       if ((await store.endpoint(id)) === undefined) return undefined;
       return (await store.deliveries(id, limit)).map(deliveryView);
     },
-    /** The delivery, queued again from its first attempt; undefined when there is none. */
     async redeliver(id: string, eventId: string): Promise<DeliveryView | undefined> {
       if (!(await store.redeliver(id, eventId, clock()))) return undefined;
       const row = await store.delivery(id, eventId);
       return row && deliveryView(row);
     },
-    /** Sends a signed `webhook.test` event now, outside the log and the retries, and says how it went. */
     async test(id: string): Promise<SendOutcome | undefined> {
       const row = await store.endpoint(id);
       if (row === undefined) return undefined;
@@ -155,8 +179,6 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     },
   };
 }
-
-export type WebhookService = ReturnType<typeof createWebhookService>;
 
 /** Where and how deliveries may go, as the settings say (docs/settings.md, docs/webhooks.md). */
 export function sendOptionsOf(config: {

@@ -3,9 +3,8 @@
  * body it gets, and the signed POST that carries it (Standard Webhooks headers).
  */
 import { Webhook } from 'standardwebhooks';
-import type { PriceEvent } from '../events/types.js';
+import type { DeliveryRow, EndpointRow, PriceEvent } from '../stores/event-types.js';
 import { type SendOptions, type SendOutcome, send } from './send.js';
-import type { DeliveryRow, EndpointRow } from './store.js';
 
 /** The body a receiver gets: the event as DESIGN's contract and docs/events.md show it. */
 export function payloadOf(event: Pick<PriceEvent, 'id' | 'type' | 'time' | 'data'>): string {

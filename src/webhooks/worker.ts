@@ -15,13 +15,13 @@
  * pending delivery falls due, which it asks the store after its sends have ended. No timer runs
  * while no delivery waits.
  */
-import type { EventLog } from '../events/types.js';
+
+import type { DeliveryRow, EndpointRow, EventLog, WebhookStore } from '../stores/event-types.js';
 import { type Lane, Lanes } from './lanes.js';
 import { FETCH_PER_ENDPOINT, MAX_ATTEMPTS, MAX_IN_FLIGHT, retryDelayMs } from './limits.js';
 import { openSecret } from './secrets.js';
 import type { SendOptions, SendOutcome } from './send.js';
 import { newDelivery, sendSigned, wants } from './signed-delivery.js';
-import type { DeliveryRow, EndpointRow, WebhookStore } from './store.js';
 
 /** setTimeout's longest delay (about 24.8 days); a later due time is looked at again then. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;

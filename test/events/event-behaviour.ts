@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { dayBounds } from '../../src/domain/time/days.js';
-import type { EventLog } from '../../src/events/types.js';
+import type { EventLog } from '../../src/stores/event-types.js';
 import type { ImportPoint, PriceStore, Series } from '../../src/stores/types.js';
 
 export interface EventStores {

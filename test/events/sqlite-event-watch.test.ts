@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dayBounds } from '../../src/domain/time/days.js';
-import { EMBEDDED_POLL_MS } from '../../src/events/sql-event-log.js';
+import { EMBEDDED_POLL_MS } from '../../src/stores/sql/event-log.js';
 import { type EmbeddedStores, openEmbeddedStores } from '../../src/stores/sqlite/index.js';
 import type { ImportPoint } from '../../src/stores/types.js';
 

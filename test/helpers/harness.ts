@@ -78,7 +78,7 @@ export interface HarnessOptions {
    * drops (helpers/postgres.ts; rejects when PostgreSQL is unreachable, so check it first to skip).
    */
   readonly engine?: 'sqlite' | 'postgres';
-  /** Shorter connection deadlines than the defaults (src/http/connections.ts), for timeout tests. */
+  /** Shorter connection deadlines than the defaults (src/http/transport/connections.ts), for timeout tests. */
   readonly connections?: AppDeps['connections'];
   /** Event stream heartbeats and bounds (src/events/stream-limits.ts), for event stream tests. */
   readonly eventStreams?: AppDeps['eventStreams'];

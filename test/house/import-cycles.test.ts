@@ -4,27 +4,9 @@
  * that sees the other half still undefined. The graph is read from the sources' relative imports.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { test } from 'node:test';
-import { REPO } from '../helpers/process.js';
-
-const SRC = join(REPO, 'src');
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sources(path);
-    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
-  });
-}
-
-/** The relative modules `file` imports or re-exports, as paths of .ts files. */
-function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  const found = [...text.matchAll(/^(?:import|export)\b[^;]*?\sfrom\s+'(\.[^']+)'/gms)];
-  return found.map((match) => resolve(dirname(file), (match[1] ?? '').replace(/\.js$/, '.ts')));
-}
+import { importsOf, SRC, sources } from './import-graph.js';
 
 /** Every cycle, each once, as `a -> b -> a` of paths relative to src/. */
 function cycles(graph: Map<string, string[]>): string[] {

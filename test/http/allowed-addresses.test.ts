@@ -1,7 +1,7 @@
 /**
  * A key's allow-list over real HTTPS behind a trusted proxy (docs/keys-and-tiers.md "Allowed
  * addresses"): the client address comes from X-Forwarded-For, and a repeated cached read, which the
- * fast entry answers before the framework (src/http/fast-path.ts), is refused from other addresses
+ * fast entry answers before the framework (src/speed/fast-entry.ts), is refused from other addresses
  * with the same 403 address_not_allowed as the full path, since both ask the one authenticator.
  */
 import assert from 'node:assert/strict';

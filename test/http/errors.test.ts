@@ -8,7 +8,7 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { ERROR_CODES, type ErrorCode } from '../../src/domain/errors/api-error.js';
 import { generateKey } from '../../src/domain/keys/key-format.js';
 import { DEFAULT_TIERS, mergeTiers } from '../../src/domain/limits/tiers.js';
-import { errorStatus } from '../../src/http/error-status.js';
+import { errorStatus } from '../../src/http/contract/error-status.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const TODAY = '/api/v1/prices/today';

@@ -1,5 +1,5 @@
 /**
- * The hot path (src/http/fast-path.ts) over real HTTPS: a repeated read of a cached day by a verified key
+ * The hot path (src/speed/fast-entry.ts) over real HTTPS: a repeated read of a cached day by a verified key
  * is answered before Fastify runs, with the same bytes, headers, limits, log line and metrics as the
  * full path; everything else (a refused limit, a revoked key, a changed day, too many failed
  * logins, HEAD) still gets the full path's answer.

@@ -1,5 +1,5 @@
 /**
- * Heavy reads in flight (docs/using-the-api.md "Rate limits", src/http/heavy-reads.ts): one key builds only so many
+ * Heavy reads in flight (docs/using-the-api.md "Rate limits", src/http/pipeline/heavy-reads.ts): one key builds only so many
  * converted, tariffed, ranked or multi-unit reads at once; a few more wait their turn and the rest
  * get 429, while other keys, other addresses of the demo key, and the key's own light reads are
  * answered. The store's reads of NO1 are held at a gate the test opens, so which requests are being
@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULT_TIERS, type Tier } from '../../src/domain/limits/tiers.js';
-import { createHeavyReads } from '../../src/http/heavy-reads.js';
+import { createHeavyReads } from '../../src/http/pipeline/heavy-reads.js';
 import { createHarness, type Harness } from '../helpers/harness.js';
 
 const roomy: Tier = {

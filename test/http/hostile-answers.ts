@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { ERROR_CODES, type ErrorCode } from '../../src/domain/errors/api-error.js';
-import { errorStatus } from '../../src/http/error-status.js';
+import { errorStatus } from '../../src/http/contract/error-status.js';
 import type { HostileRequest } from './hostile-request-heads.js';
 import { type KeyRing, ROUTES, routeName, secretOf } from './hostile-routes.js';
 import { pct } from './hostile-values.js';

@@ -3,7 +3,7 @@
  * deadlines, oversized headers get 431 and oversized bodies 413, conflicting `Content-Length` and
  * `Transfer-Encoding` are refused, and many idle connections from one address do not starve other
  * clients. Real TLS connections to the app on 127.0.0.1, with deadlines shortened to about a second
- * (the defaults are in src/http/connections.ts) so that nothing here waits long.
+ * (the defaults are in src/http/transport/connections.ts) so that nothing here waits long.
  */
 import assert from 'node:assert/strict';
 import { connect as tcpConnect } from 'node:net';

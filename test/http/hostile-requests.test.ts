@@ -15,7 +15,7 @@
  * Most requests go through `app.inject`, where the URL is normalised as WHATWG URL parsing does. A
  * share goes over real HTTPS with raw request targets (dot segments, backslashes, `%zz`) and
  * repeated header lines; that is also the only way in to the fast path in front of Fastify
- * (src/http/fast-path.ts), so each of those is sent twice: a cached answer is served by it.
+ * (src/speed/fast-entry.ts), so each of those is sent twice: a cached answer is served by it.
  *
  * A failing property prints its seed and shrunk counterexample; the seed is fixed, so a failure
  * reproduces. The bugs these properties found have focused tests in

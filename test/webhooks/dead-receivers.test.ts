@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import type { WebhookStore } from '../../src/stores/event-types.js';
 import { openEmbeddedStores } from '../../src/stores/sqlite/index.js';
 import type { Stores } from '../../src/stores/types.js';
 import {
@@ -20,7 +21,6 @@ import {
   RETRY_DELAYS_S,
 } from '../../src/webhooks/limits.js';
 import { createWebhookService } from '../../src/webhooks/service.js';
-import type { WebhookStore } from '../../src/webhooks/store.js';
 import { DeliveryWorker } from '../../src/webhooks/worker.js';
 import { openPostgresStoresInFreshSchema, postgresSchemaUrl } from '../helpers/postgres.js';
 import { cleanUp, tempDir } from '../helpers/process.js';

@@ -9,10 +9,10 @@ import { after, before, describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import type { SqlTables } from '../../src/stores/sql/schema.js';
+import { SqlWebhookStore } from '../../src/stores/sql/webhook-store.js';
 import { migrateSqlite, openSqlite } from '../../src/stores/sqlite/database.js';
 import { MAX_ATTEMPTS, RETRY_DELAYS_S } from '../../src/webhooks/limits.js';
 import { createWebhookService, type WebhookService } from '../../src/webhooks/service.js';
-import { WebhookStore } from '../../src/webhooks/store.js';
 import { DeliveryWorker } from '../../src/webhooks/worker.js';
 import { waitUntil } from '../helpers/process.js';
 import { MemoryEventLog } from './memory-event-log.js';
@@ -36,7 +36,7 @@ describe('webhook deliveries', () => {
   after(() => close());
 
   const setUp = () => {
-    const store = WebhookStore.over(db);
+    const store = SqlWebhookStore.over(db);
     const events = new MemoryEventLog();
     const service: WebhookService = createWebhookService({ store, keySecret: KEY_SECRET, send: SEND, clock });
     const worker = new DeliveryWorker({
@@ -98,7 +98,7 @@ describe('webhook deliveries', () => {
       await worker.stop();
       const { worker: second } = {
         worker: new DeliveryWorker({
-          store: WebhookStore.over(db),
+          store: SqlWebhookStore.over(db),
           events,
           keySecret: KEY_SECRET,
           send: SEND,

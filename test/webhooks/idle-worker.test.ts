@@ -8,11 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
+import type { WebhookStore } from '../../src/stores/event-types.js';
 import type { SqlTables } from '../../src/stores/sql/schema.js';
+import { SqlWebhookStore } from '../../src/stores/sql/webhook-store.js';
 import { migrateSqlite, openSqlite } from '../../src/stores/sqlite/database.js';
 import { RETRY_DELAYS_S } from '../../src/webhooks/limits.js';
 import { createWebhookService } from '../../src/webhooks/service.js';
-import { WebhookStore } from '../../src/webhooks/store.js';
 import { DeliveryWorker } from '../../src/webhooks/worker.js';
 import { MemoryEventLog } from './memory-event-log.js';
 import { startReceiver } from './receiver.js';
@@ -66,7 +67,7 @@ describe('an idle webhook worker', () => {
   after(() => db.destroy());
 
   const setUp = () => {
-    const raw = WebhookStore.over(db);
+    const raw = SqlWebhookStore.over(db);
     const spied = countingStore(raw);
     const { store, calls } = spied;
     const events = new MemoryEventLog();
@@ -187,7 +188,7 @@ describe('an idle webhook worker', () => {
       // Registered over another store of the same tables, as another instance would: nothing tells
       // this worker, and it needs no telling until an event concerns the endpoint.
       const elsewhere = createWebhookService({
-        store: WebhookStore.over(db),
+        store: SqlWebhookStore.over(db),
         keySecret: undefined,
         send: SEND,
         clock,

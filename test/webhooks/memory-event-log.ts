@@ -1,5 +1,5 @@
 /** An event log in memory for the webhook tests: the `EventLog` interface, fed by `append`. */
-import type { EventLog, PriceEvent, PriceEventType } from '../../src/events/types.js';
+import type { EventLog, PriceEvent, PriceEventType } from '../../src/stores/event-types.js';
 
 export class MemoryEventLog implements EventLog {
   private readonly events: PriceEvent[] = [];

@@ -2,8 +2,8 @@ import type { LimitReport } from '../limits/fixed-window.js';
 
 /**
  * The closed set of error codes of docs/errors.md, each with its title. Services throw `ApiError`;
- * one handler in src/http/problem.ts turns it into an `application/problem+json` body (RFC 9457)
- * with the HTTP status src/http/error-status.ts gives each code, so every error looks the same to
+ * one handler in src/http/contract/problem.ts turns it into an `application/problem+json` body (RFC 9457)
+ * with the HTTP status src/http/contract/error-status.ts gives each code, so every error looks the same to
  * a client and nothing here knows HTTP.
  */
 const CODES = {
@@ -35,7 +35,7 @@ export function errorTitle(code: ErrorCode): string {
   return CODES[code];
 }
 
-/** What an error may carry besides its code and detail; src/http/problem.ts turns it into an answer. */
+/** What an error may carry besides its code and detail; src/http/contract/problem.ts turns it into an answer. */
 export interface ApiErrorOptions {
   /** Members added to the problem body (`violated-policies`, `parameter`, `errors`). */
   readonly extra?: Record<string, unknown>;

@@ -1,7 +1,8 @@
 /**
  * Fixed windows aligned to the Unix epoch (docs/keys-and-tiers.md): a 60 s window resets at every whole
  * UTC minute, a day window at 00:00 UTC. This file holds the arithmetic; the counting itself lives
- * in a `RateLimitStore`, and src/http/rate-limit-headers.ts writes the header fields.
+ * in a `RateLimitStore`, and the HTTP layer tells the client a decision in its rate-limit header
+ * fields (docs/using-the-api.md "Rate limits").
  */
 import type { LimitRule } from './tiers.js';
 
@@ -22,8 +23,9 @@ export function unitsOf(rule: LimitRule, cost: number): number {
 
 /**
  * What a request that weighs `cost` units still takes from `rule` when `counted` of them were taken
- * for it already (a route that learns the weight after its first unit was counted): in all it
- * takes `unitsOf(rule, cost)`, so also a limit smaller than the weight can be paid in one window.
+ * for it already: in all it takes `unitsOf(rule, cost)`, so also a limit smaller than the weight can
+ * be paid in one window. Every route works out its weight before it is counted and takes it in one
+ * step, so callers leave `counted` at 0.
  */
 export function unitsStillOf(rule: LimitRule, cost: number, counted = 0): number {
   return unitsOf(rule, cost) - unitsOf(rule, counted);
@@ -87,8 +89,8 @@ export function secondsUntil(resetAtMs: number, nowMs: number): number {
 }
 
 /**
- * A decision as the caller is told of it: what was decided, when, and what the request weighed
- * (src/http/rate-limit-headers.ts turns it into header fields).
+ * A decision as the caller is told of it: what was decided, when, and what the request weighed,
+ * from which the HTTP layer writes the rate-limit header fields of the answer or the refusal.
  */
 export interface LimitReport {
   readonly decision: LimitDecision;

@@ -1,7 +1,7 @@
 /**
  * Client addresses as rate-limit subjects. One IPv6 host usually owns a whole /64, so IPv6
  * addresses are grouped by their first 64 bits; IPv4 (also IPv4-mapped IPv6, however written) stays
- * as it is. Connection bounds (src/http/client-groups.ts) and the failed-login budget count per group.
+ * as it is. Connection bounds (src/http/transport/client-groups.ts) and the failed-login budget count per group.
  */
 import { isIPv4, isIPv6 } from 'node:net';
 

@@ -40,8 +40,9 @@ export function decimalMean(prices: readonly string[]): string {
 
 /**
  * The same mean in doubles while every value, the sum and the rounding stay safe integers (prices
- * of up to 13 digits in the hundred intervals of a day): exact, and about ten times faster than
- * BigInt, which a year of means asked 35,040 times. `undefined` when a number could get too large.
+ * of up to 13 digits in the hundred intervals of a day): exact, and much cheaper than BigInt for
+ * the tens of thousands of means of a long range (bench/README.md, `npm run bench:range`).
+ * `undefined` when a number could get too large.
  */
 function smallMean(prices: readonly string[], scale: number): string | undefined {
   let sum = 0;

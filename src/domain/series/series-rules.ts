@@ -34,7 +34,14 @@ export interface FieldProblem {
 
 export type Checked<T> = { ok: true; value: T } | { ok: false; problems: FieldProblem[] };
 
-let isoCurrencies: ReadonlySet<string> | undefined;
+/** ISO 4217 as the platform's ICU knows it (current legal tender), and the precious metals it leaves out. */
+const ISO_CURRENCIES: ReadonlySet<string> = new Set([
+  ...Intl.supportedValuesOf('currency'),
+  'XAU',
+  'XAG',
+  'XPT',
+  'XPD',
+]);
 
 /**
  * Whether `code` is an ISO 4217 code: one the platform's ICU knows (current legal tender) or one of
@@ -42,8 +49,7 @@ let isoCurrencies: ReadonlySet<string> | undefined;
  * @example isIsoCurrency('NOK') // true; isIsoCurrency('XAU') // true; isIsoCurrency('BTC') // false
  */
 export function isIsoCurrency(code: string): boolean {
-  isoCurrencies ??= new Set([...Intl.supportedValuesOf('currency'), 'XAU', 'XAG', 'XPT', 'XPD']);
-  return isoCurrencies.has(code);
+  return ISO_CURRENCIES.has(code);
 }
 
 /**

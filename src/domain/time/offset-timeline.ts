@@ -1,7 +1,7 @@
 /**
  * The offsets of one zone over a span of instants, found once, so that the tens of thousands of
  * instants of a long range are written and cut into intervals with arithmetic instead of a zone
- * lookup each (a year of quarter hours took about 0.15 s that way, 0.25 s with a cold cache).
+ * lookup each (what that cost: bench/README.md, `npm run bench:range`).
  *
  * The transitions are found by probing every 12 hours and bisecting to the millisecond with
  * `offsetMinutes`, so the timeline answers exactly what `offsetMinutes` answers, unless a zone
@@ -130,9 +130,8 @@ export function offsetTimeline(timeZone: string, from: number, to: number): Offs
     const minute = MINUTES[Math.floor(ms / MINUTE_MS)] as string;
     const second = Math.floor((ms % MINUTE_MS) / 1000);
     const time = second === 0 ? minute : `${minute.slice(0, 6)}${pad2(second)}`;
-    // One flat string: a template would leave a chain of joined pieces per instant, and a year's
-    // 35,040 of them, alive until the answer is written, made each garbage collection copy five
-    // times as many objects (scavenges of 10 to 18 ms instead of 3 to 8).
+    // One flat string: a template would leave a chain of joined pieces per instant, all alive until
+    // the answer is written, for every garbage collection to copy (bench/README.md, `npm run bench:range`).
     return [lastDate, time, suffix].join('');
   }
 

@@ -36,3 +36,17 @@ test('anything else is refused: impossible dates, no offset, no seconds, trailin
     assert.equal(parseRfc3339(text), undefined, text);
   }
 });
+
+test('days from 0100 to 9999 are read as Date.parse reads them, and no day past a month end is', () => {
+  for (let year = 100; year <= 9999; year += year < 2200 ? 1 : 7) {
+    for (let month = 1; month <= 12; month++) {
+      const last = new Date(Date.UTC(year, month, 0)).getUTCDate();
+      const ym = `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}`;
+      for (const day of [1, 15, last]) {
+        const text = `${ym}-${String(day).padStart(2, '0')}T00:00:00Z`;
+        assert.equal(parseRfc3339(text), Date.parse(text), text);
+      }
+      assert.equal(parseRfc3339(`${ym}-${last + 1}T00:00:00Z`), undefined, `${ym}-${last + 1}`);
+    }
+  }
+});

@@ -1,7 +1,7 @@
 /**
  * Strict RFC 3339 timestamps as import files carry them: `YYYY-MM-DDTHH:MM:SS`, optional fraction,
- * then `Z` or an offset `±HH:MM`. Read by hand rather than with a regular expression and
- * `Date.parse`, because an import reads millions of them (about ten times faster, measured).
+ * then `Z` or an offset `±HH:MM`. Read by hand, with the date's days counted in integers, rather than
+ * with a regular expression and `Date.parse`, because an import reads millions of them.
  */
 
 function digit(text: string, at: number): number {
@@ -13,28 +13,37 @@ function two(text: string, at: number): number {
   return digit(text, at) * 10 + digit(text, at + 1);
 }
 
-// The calendar day of the previous call: consecutive rows mostly share it.
-let lastDate = '';
-let lastDateMs = Number.NaN;
+const DAY_MS = 86_400_000;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
-/** Epoch ms of midnight UTC of `YYYY-MM-DD` at the start of `text`, or NaN when it is no real date. */
+/**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar (the civil-from-days
+ * arithmetic of Howard Hinnant's "chrono-Compatible Low-Level Date Algorithms", run backwards).
+ */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
+}
+
+/**
+ * Epoch ms of midnight UTC of `YYYY-MM-DD` at the start of `text`, or NaN when it is no real date.
+ * Years before 0100 are refused, as they were while `Date.UTC` read the date (it takes 0 to 99 for
+ * 1900 to 1999): no price is that old.
+ */
 function dateMs(text: string): number {
   if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) return Number.NaN;
-  const date = text.slice(0, 10);
-  if (date === lastDate) return lastDateMs;
   const year = two(text, 0) * 100 + two(text, 2);
   const month = two(text, 5);
   const day = two(text, 8);
-  let ms = Number.NaN;
-  if (month >= 1 && month <= 12 && day >= 1) {
-    const utc = Date.UTC(year, month - 1, day);
-    // Date.UTC rolls impossible days over (02-30 becomes 03-02), and maps years 0-99 to 1900-1999.
-    const check = new Date(utc);
-    if (check.getUTCDate() === day && check.getUTCFullYear() === year) ms = utc;
-  }
-  lastDate = date;
-  lastDateMs = ms;
-  return ms;
+  if (!(year >= 100 && month >= 1 && month <= 12 && day >= 1)) return Number.NaN; // NaN fails too
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const days = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] as number);
+  if (day > days) return Number.NaN;
+  return daysFromCivil(year, month, day) * DAY_MS;
 }
 
 /**

@@ -30,7 +30,7 @@ function backend(): ZoneBackend {
 
 function install(options: TzSourceOptions) {
   const source = chooseTzSource(options);
-  const zones = source.path === undefined ? icuZones : tzifZones(source.path);
+  const zones = source.path === undefined ? icuZones() : tzifZones(source.path);
   chosen = { source, backend: zones, options };
   return chosen;
 }

@@ -32,8 +32,11 @@ async function inTurns(series: readonly SeriesDay[], write: (s: SeriesDay) => st
  * the answer for caching (two answers with the same series text are the same answer). Written in
  * turns (see `inTurns`).
  */
-export async function renderSeriesDaysJson(series: DayAnswer['series']): Promise<string> {
-  return `[${(await inTurns(series, seriesDayJson)).join(',')}]`;
+export async function renderSeriesDaysJson(
+  series: DayAnswer['series'],
+  written?: WrittenDays,
+): Promise<string> {
+  return `[${(await inTurns(series, (s) => keptOrWritten(written?.json, s, writeSeriesDayJson))).join(',')}]`;
 }
 
 /** What a CSV answer carries besides today's columns: `provenance` adds `complete,source` (docs/api.md). */
@@ -51,7 +54,11 @@ export interface CsvOptions {
  * One header row, then one row per interval, CRLF line ends (RFC 4180; spreadsheets like them).
  * Written in turns (see `inTurns`).
  */
-export async function renderDayCsv(answer: DayAnswer, options: CsvOptions = {}): Promise<string> {
+export async function renderDayCsv(
+  answer: DayAnswer,
+  options: CsvOptions = {},
+  written?: WrittenDays,
+): Promise<string> {
   if (options.tariff === true || options.rank === true) {
     const header = [
       CSV_HEADER,
@@ -69,24 +76,38 @@ export async function renderDayCsv(answer: DayAnswer, options: CsvOptions = {}):
     return `${header}\r\n${rows.join('')}`;
   }
   if (options.provenance === true) {
-    return `${CSV_HEADER},${PROVENANCE_COLUMNS}\r\n${(await inTurns(answer.series, seriesDayCsvWithProvenance)).join('')}`;
+    return `${CSV_HEADER},${PROVENANCE_COLUMNS}\r\n${(await inTurns(answer.series, (s) => keptOrWritten(written?.csvWithProvenance, s, (d) => writeCsvRows(d, true)))).join('')}`;
   }
-  return `${CSV_HEADER}\r\n${(await inTurns(answer.series, seriesDayCsv)).join('')}`;
+  return `${CSV_HEADER}\r\n${(await inTurns(answer.series, (s) => keptOrWritten(written?.csv, s, (d) => writeCsvRows(d, false)))).join('')}`;
 }
 
-// The price service hands out the same day objects until their series changes, so each is
-// written once: by identity, and dropped with the object.
-const jsonOfDay = new WeakMap<SeriesDay, string>();
-const csvOfDay = new WeakMap<SeriesDay, string>();
-const csvWithProvenanceOfDay = new WeakMap<SeriesDay, string>();
+/**
+ * Days written before, by the day object: the price service hands out the same day objects until
+ * their series changes, so each is written once, and dropped with the object. One per builder
+ * (day-content.ts `buildOnLoop`).
+ */
+export interface WrittenDays {
+  readonly json: WeakMap<SeriesDay, string>;
+  readonly csv: WeakMap<SeriesDay, string>;
+  readonly csvWithProvenance: WeakMap<SeriesDay, string>;
+}
 
-function seriesDayJson(s: SeriesDay): string {
-  let json = jsonOfDay.get(s);
-  if (json === undefined) {
-    json = writeSeriesDayJson(s);
-    jsonOfDay.set(s, json);
+export function writtenDays(): WrittenDays {
+  return { json: new WeakMap(), csv: new WeakMap(), csvWithProvenance: new WeakMap() };
+}
+
+/** `write(s)`, kept in `kept` when there is one. */
+function keptOrWritten(
+  kept: WeakMap<SeriesDay, string> | undefined,
+  s: SeriesDay,
+  write: (s: SeriesDay) => string,
+) {
+  let text = kept?.get(s);
+  if (text === undefined) {
+    text = write(s);
+    kept?.set(s, text);
   }
-  return json;
+  return text;
 }
 
 /** The rate a converted price used, its stored text as the JSON number (docs/data-model.md). */
@@ -152,24 +173,6 @@ export const FX_COLUMNS = 'fx_symbol,fx_date,fx_rate';
 export const TARIFF_COLUMNS = 'tariff,spot,fees,vat,total';
 /** The columns `include=rank` adds last. */
 export const RANK_COLUMNS = 'rank,level';
-
-function seriesDayCsv(s: SeriesDay): string {
-  let rows = csvOfDay.get(s);
-  if (rows === undefined) {
-    rows = writeCsvRows(s, false);
-    csvOfDay.set(s, rows);
-  }
-  return rows;
-}
-
-function seriesDayCsvWithProvenance(s: SeriesDay): string {
-  let rows = csvWithProvenanceOfDay.get(s);
-  if (rows === undefined) {
-    rows = writeCsvRows(s, true);
-    csvWithProvenanceOfDay.set(s, rows);
-  }
-  return rows;
-}
 
 /** Rows of one day; with `fx` (a currency was asked), each row ends with its rate, if it needed one. */
 function writeCsvRows(s: SeriesDay, provenance: boolean, fx = false): string {

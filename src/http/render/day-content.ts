@@ -5,10 +5,16 @@
  */
 import type { DayAnswer, DayPlan, PriceService } from '../../services/price-service.js';
 import { INTERVALS_PER_TURN, nextTurn } from '../../services/served-days.js';
-import type { AnswerContent } from '../answer-cache.js';
-import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE } from '../caching.js';
-import { parseInclude } from '../read-query.js';
-import { renderDayCsv, renderDayJson, renderSeriesDaysJson } from './day-answer.js';
+import { parseInclude } from '../contract/read-query.js';
+import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE } from '../pipeline/answer.js';
+import type { AnswerContent } from '../pipeline/answer-cache.js';
+import {
+  renderDayCsv,
+  renderDayJson,
+  renderSeriesDaysJson,
+  type WrittenDays,
+  writtenDays,
+} from './day-answer.js';
 
 /** The query fields that shape a CSV answer's columns, as the client wrote them. */
 export interface CsvQuery {
@@ -31,9 +37,10 @@ export interface DayJob {
 /** Builds a planned read's answer: on the event loop, or in a build thread. */
 export type DayBuilder = (job: DayJob) => Promise<AnswerContent>;
 
-/** The builder on the event loop, over `prices`. */
+/** The builder on the event loop, over `prices`, keeping the days it wrote while they are served. */
 export function buildOnLoop(prices: PriceService): DayBuilder {
-  return async (job) => dayContent(await prices.read(job.plan), job);
+  const written = writtenDays();
+  return async (job) => dayContent(await prices.read(job.plan), job, written);
 }
 
 /**
@@ -41,14 +48,20 @@ export function buildOnLoop(prices: PriceService): DayBuilder {
  * encoded in turns of their own (3 MB for a year of quarter hours: a few milliseconds each), so
  * other requests are answered in between when this runs on the event loop.
  */
-export async function dayContent(answer: DayAnswer, job: Omit<DayJob, 'plan'>): Promise<AnswerContent> {
+export async function dayContent(
+  answer: DayAnswer,
+  job: Omit<DayJob, 'plan'>,
+  written?: WrittenDays,
+): Promise<AnswerContent> {
   const { format, until, route } = job;
   let intervals = 0;
   for (const s of answer.series) intervals += s.prices.length;
   const pause = intervals > INTERVALS_PER_TURN ? nextTurn : () => undefined;
-  const seriesJson = format === 'json' ? await renderSeriesDaysJson(answer.series) : '';
+  const seriesJson = format === 'json' ? await renderSeriesDaysJson(answer.series, written) : '';
   const text =
-    format === 'csv' ? await renderDayCsv(answer, csvOptions(job.csv)) : renderDayJson(answer, seriesJson);
+    format === 'csv'
+      ? await renderDayCsv(answer, csvOptions(job.csv), written)
+      : renderDayJson(answer, seriesJson);
   await pause();
   // generatedAt is left out of the tag: the same content built again keeps its ETag.
   const etag = entityTag(format, format === 'csv' ? text : seriesJson);

@@ -10,8 +10,8 @@ import { ApiError } from '../../domain/errors/api-error.js';
 import { parseTimestamp } from '../../domain/time/timestamp.js';
 import { AUDIT_ACTIONS, type AuditService } from '../../services/audit-service.js';
 import type { AuditEntry } from '../../stores/types.js';
-import type { KeyGuard } from '../key-guard.js';
-import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;

@@ -12,16 +12,12 @@ import { parseTimestamp } from '../../domain/time/timestamp.js';
 import {
   type CheapestAnswer,
   type CheapestSeries,
+  type CheapestService,
   type CheapPoint,
-  createCheapestService,
   type Pick,
   parseIsoDuration,
   type RangeEnd,
 } from '../../services/cheapest.js';
-import type { PriceService } from '../../services/price-service.js';
-import { type AnswerCache, answerKey } from '../answer-cache.js';
-import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
-import type { KeyGuard } from '../key-guard.js';
 import {
   answerFormat,
   ConversionFields,
@@ -31,9 +27,12 @@ import {
   SeriesMetaFields,
   stringEnum,
   TariffField,
-} from '../read-query.js';
+} from '../contract/read-query.js';
+import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
+import { csvAttachment, entityTag, LONG_MAX_AGE, SHORT_MAX_AGE, sendAnswer } from '../pipeline/answer.js';
+import { type AnswerCache, answerKey } from '../pipeline/answer-cache.js';
 import { csvField, FX_COLUMNS, fxJson, TARIFF_COLUMNS } from '../render/day-answer.js';
-import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 import { parseDayName } from './prices.js';
 
 /** At most this many intervals in `count` (a month of quarter hours is 2,976). */
@@ -283,7 +282,7 @@ function answerCsv(answer: CheapestAnswer, fx: boolean, tariff: boolean): string
 }
 
 export interface CheapestRouteDeps {
-  readonly prices: PriceService;
+  readonly cheapest: CheapestService;
   readonly keyGuard: KeyGuard;
   /** Finished answers, shared with the day endpoints; `freshMs` bounds how long one is reused. */
   readonly answers: AnswerCache;
@@ -293,7 +292,7 @@ export interface CheapestRouteDeps {
 
 export function cheapestRoutes(app: FastifyInstance, deps: CheapestRouteDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
-  const cheapest = createCheapestService({ prices: deps.prices });
+  const { cheapest } = deps;
 
   api.get(
     '/api/v1/prices/cheapest',

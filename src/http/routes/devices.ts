@@ -17,9 +17,6 @@ import {
   oneSymbol,
 } from '../../services/device-prices.js';
 import type { DayName, DayQuery, PriceService } from '../../services/price-service.js';
-import type { AnswerCache } from '../answer-cache.js';
-import { entityTag, SHORT_MAX_AGE, sendAnswer } from '../caching.js';
-import type { KeyGuard } from '../key-guard.js';
 import {
   ConversionFields,
   parseReadQuery,
@@ -27,8 +24,11 @@ import {
   ReadQueryFields,
   stringEnum,
   TariffField,
-} from '../read-query.js';
-import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
+} from '../contract/read-query.js';
+import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
+import { entityTag, SHORT_MAX_AGE, sendAnswer } from '../pipeline/answer.js';
+import type { AnswerCache } from '../pipeline/answer-cache.js';
 
 const TODAY: DayName = { offset: 0 };
 const TOMORROW: DayName = { offset: 1 };

@@ -17,20 +17,19 @@ import { ApiError } from '../../domain/errors/api-error.js';
 import { countedAs } from '../../domain/limits/tiers.js';
 import { EventHub } from '../../events/event-hub.js';
 import { EventStream } from '../../events/event-stream.js';
-import { seqOfId } from '../../events/outbox.js';
 import {
   type EventStreamOptions,
   HEARTBEAT_MS,
   RESUME_WINDOW_MS,
   RETRY_MS,
 } from '../../events/stream-limits.js';
-import type { EventLog } from '../../events/types.js';
 import type { PriceService } from '../../services/price-service.js';
-import { countUnsent } from '../client-groups.js';
-import type { KeyGuard } from '../key-guard.js';
+import type { EventLog } from '../../stores/event-types.js';
+import { seqOfId } from '../../stores/sql/outbox.js';
+import { parseReadQuery, ReadHeadersSchema, ReadQueryFields } from '../contract/read-query.js';
+import { keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../contract/schemas.js';
 import type { Metrics } from '../metrics.js';
-import { parseReadQuery, ReadHeadersSchema, ReadQueryFields } from '../read-query.js';
-import { keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
 
 /** How long a shutdown waits for the streams' last chunks to reach their sockets. */
 const SHUTDOWN_FLUSH_MS = 1_000;
@@ -42,6 +41,8 @@ export interface EventRouteDeps {
   readonly clock: () => number;
   readonly metrics: Metrics;
   readonly options?: EventStreamOptions;
+  /** Counts a stream's queued text with its connection's unsent bytes (../transport/client-groups.ts). */
+  readonly countUnsent?: (response: FastifyReply['raw'], bytes: () => number) => void;
 }
 
 /** An open stream: the text it queues, and the answer whose socket holds what it wrote. */
@@ -213,7 +214,7 @@ export function eventRoutes(app: FastifyInstance, deps: EventRouteDeps): void {
       };
       open.add(entry);
       // What the stream queues counts with its connection's unsent bytes, against its client's bound.
-      countUnsent(raw, () => stream.readableLength);
+      deps.countUnsent?.(raw, () => stream.readableLength);
       const closed = () => {
         open.delete(entry);
         release();

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
 import { tzSource } from '../../domain/time/zone.js';
 import type { Stores } from '../../stores/types.js';
-import { jsonAnswer, openErrors } from '../schemas.js';
+import { jsonAnswer, openErrors } from '../contract/schemas.js';
 
 const Check = Type.Union([Type.Literal('ok'), Type.Literal('unreachable')]);
 

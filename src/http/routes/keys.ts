@@ -18,8 +18,8 @@ import {
   MAX_OWNER_FIELD,
 } from '../../services/key-service.js';
 import { SCOPES, type Scope } from '../../stores/types.js';
-import type { KeyGuard } from '../key-guard.js';
-import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
 
 const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339 timestamp, UTC.' });
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

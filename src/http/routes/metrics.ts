@@ -1,7 +1,7 @@
 /** `GET /metrics` (docs/api.md): Prometheus text format, no key, not counted. */
 import type { FastifyInstance } from 'fastify';
+import { NO_STORE_HEADER, openErrors, REQUEST_ID_HEADER } from '../contract/schemas.js';
 import type { Metrics } from '../metrics.js';
-import { NO_STORE_HEADER, openErrors, REQUEST_ID_HEADER } from '../schemas.js';
 
 export function metricsRoutes(app: FastifyInstance, deps: { metrics: Metrics }): void {
   app.get(

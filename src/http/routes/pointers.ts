@@ -4,8 +4,8 @@
  * OpenAPI document (they are signposts, not part of the API).
  */
 import type { FastifyInstance } from 'fastify';
-import { DOCS_PREFIX, OPENAPI_PATH } from '../docs.js';
-import { DOCS_FAVICON_SVG } from '../docs-theme.js';
+import { DOCS_PREFIX, OPENAPI_PATH } from '../contract/docs.js';
+import { DOCS_FAVICON_SVG } from '../contract/docs-theme.js';
 
 /** The paths that point the way, with and without their trailing slash. */
 export const POINTER_PATHS = ['/', '/api', '/api/', '/api/v1', '/api/v1/'] as const;

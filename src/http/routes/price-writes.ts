@@ -12,8 +12,8 @@ import { normaliseSymbol } from '../../domain/series/series-rules.js';
 import { type ImportFormat, readRows } from '../../services/import-formats.js';
 import type { ImportService } from '../../services/import-service.js';
 import type { PriceStore } from '../../stores/types.js';
-import type { KeyGuard } from '../key-guard.js';
-import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
 
 const WrittenSchema = Type.Object({
   symbol: Type.String(),

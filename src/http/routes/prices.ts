@@ -11,10 +11,6 @@ import { addressGroup } from '../../domain/net/client-address.js';
 import { isCalendarDate, missingDate } from '../../domain/time/days.js';
 import type { DayName, DayPlan, DayQuery, PriceService } from '../../services/price-service.js';
 import { LEVELS } from '../../services/ranking.js';
-import { type AnswerCache, answerKey } from '../answer-cache.js';
-import { sendAnswer } from '../caching.js';
-import type { HeavyReads } from '../heavy-reads.js';
-import type { KeyGuard } from '../key-guard.js';
 import {
   answerFormat,
   ConversionFields,
@@ -26,9 +22,13 @@ import {
   stringEnum,
   TariffField,
   TermsFields,
-} from '../read-query.js';
+} from '../contract/read-query.js';
+import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
+import { sendAnswer } from '../pipeline/answer.js';
+import { type AnswerCache, answerKey } from '../pipeline/answer-cache.js';
+import type { HeavyReads } from '../pipeline/heavy-reads.js';
 import { buildOnLoop, type DayBuilder, dayContent } from '../render/day-content.js';
-import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 
 const FxSchema = Type.Object(
   {
@@ -299,7 +299,7 @@ export function priceRoutes(app: FastifyInstance, deps: PriceRouteDeps): void {
    * Answers from the cache when it holds this request's answer, else plans it with `plan`, reads it
    * and answers. The URL names the day and every parameter; the tier decides which series and days
    * may be read, and the format may come from `Accept`, so all three make the cache key. Only
-   * answers of one unit are kept: the fast path serves kept answers and counts one unit for each,
+   * answers of one unit are kept: the fast entry serves kept answers and counts one unit for each,
    * and a heavier answer is paid for by its weight each time it is built.
    */
   async function cachedDays(

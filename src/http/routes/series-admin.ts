@@ -8,8 +8,8 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { RESOLUTIONS } from '../../domain/time/days.js';
 import type { SeriesService } from '../../services/series-service.js';
-import type { KeyGuard } from '../key-guard.js';
-import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
 
 // Every field optional here: a new series needs all of them, an existing one keeps what is left out,
 // and the service says which are missing by name (a schema `required` error would not).

@@ -8,8 +8,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
 import { normaliseSymbol } from '../../domain/series/series-rules.js';
 import type { CatalogueEntry, PriceService } from '../../services/price-service.js';
-import { csvAttachment, entityTag, SHORT_MAX_AGE, sendCacheable } from '../caching.js';
-import type { KeyGuard } from '../key-guard.js';
 import {
   answerFormat,
   parseReadQuery,
@@ -17,9 +15,11 @@ import {
   ReadQueryFields,
   SeriesMetaFields,
   TermsFields,
-} from '../read-query.js';
+} from '../contract/read-query.js';
+import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
+import { csvAttachment, entityTag, SHORT_MAX_AGE, sendCacheable } from '../pipeline/answer.js';
 import { csvField } from '../render/day-answer.js';
-import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
 
 /**
  * One series of the catalogue. Registered once by its `$id` (app.ts) and referenced by both

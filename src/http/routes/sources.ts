@@ -13,9 +13,9 @@ import { backfillWindow, runView, sourceView } from '../../sources/source-view.j
 import type { Sources } from '../../sources/sources.js';
 import type { SourceWindow } from '../../sources/types.js';
 import { findZones } from '../../sources/zone-finder.js';
-import type { KeyGuard } from '../key-guard.js';
-import { stringEnum } from '../read-query.js';
-import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
+import { stringEnum } from '../contract/read-query.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
 
 const Instant = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 

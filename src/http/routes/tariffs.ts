@@ -8,10 +8,10 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { WEEKDAYS } from '../../domain/money/tariff.js';
 import { type Tariffs, tariffViews } from '../../services/tariffs.js';
-import { entityTag, SHORT_MAX_AGE, sendCacheable } from '../caching.js';
-import type { KeyGuard } from '../key-guard.js';
-import { ReadHeadersSchema, stringEnum } from '../read-query.js';
-import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../schemas.js';
+import { ReadHeadersSchema, stringEnum } from '../contract/read-query.js';
+import { CACHE_HEADERS, keyedErrors, RATE_LIMIT_HEADERS, REQUEST_ID_HEADER } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
+import { entityTag, SHORT_MAX_AGE, sendCacheable } from '../pipeline/answer.js';
 
 const from = Type.String({ format: 'date', description: 'First local date the version applies on.' });
 

@@ -8,9 +8,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { RateLimiter } from '../../services/rate-limiter.js';
-import type { KeyGuard } from '../key-guard.js';
-import { rateLimitHeaders } from '../rate-limit-headers.js';
-import { jsonAnswer, RATE_LIMIT_HEADERS, uncountedErrors } from '../schemas.js';
+import { jsonAnswer, RATE_LIMIT_HEADERS, uncountedErrors } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
+import { rateLimitHeaders } from '../pipeline/rate-limit-headers.js';
 
 /** How long before its expiry `/usage` warns of it: two weeks, time enough to get a new key. */
 export const EXPIRY_WARNING_DAYS = 14;

@@ -8,10 +8,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
-import type { EventLog } from '../../events/types.js';
+import type { EventLog } from '../../stores/event-types.js';
 import { EVENT_TYPES, type WebhookService } from '../../webhooks/service.js';
-import type { KeyGuard } from '../key-guard.js';
-import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../schemas.js';
+import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../contract/schemas.js';
+import type { KeyGuard } from '../pipeline/admit.js';
 
 const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339 timestamp, UTC.' });
 const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);

@@ -93,10 +93,11 @@ export const ENERGY_CHARTS_ZONES: readonly EnergyChartsZone[] = ROWS.map(
   ([zone, symbol, eic, timezone, aliases]) => ({ zone, symbol, eic, timezone, aliases }),
 );
 
-const BY_KEY = new Map<string, EnergyChartsZone>();
-for (const zone of ENERGY_CHARTS_ZONES) {
-  for (const key of [zone.zone, zone.eic, ...zone.aliases]) BY_KEY.set(key.toUpperCase(), zone);
-}
+const BY_KEY: ReadonlyMap<string, EnergyChartsZone> = new Map(
+  ENERGY_CHARTS_ZONES.flatMap((zone) =>
+    [zone.zone, zone.eic, ...zone.aliases].map((key) => [key.toUpperCase(), zone] as const),
+  ),
+);
 
 /**
  * The zone named `name` (its `bzn`, an alias or its EIC code, in any letter case).

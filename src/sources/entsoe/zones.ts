@@ -78,10 +78,11 @@ export const ENTSOE_ZONES: readonly ConnectorZone[] = BIDDING_ZONES.map(({ name,
   aliases,
 }));
 
-const BY_KEY = new Map<string, BiddingZone>();
-for (const zone of BIDDING_ZONES) {
-  for (const key of [zone.name, zone.eic, ...zone.aliases]) BY_KEY.set(key.toUpperCase(), zone);
-}
+const BY_KEY: ReadonlyMap<string, BiddingZone> = new Map(
+  BIDDING_ZONES.flatMap((zone) =>
+    [zone.name, zone.eic, ...zone.aliases].map((key) => [key.toUpperCase(), zone] as const),
+  ),
+);
 
 /**
  * The zone named `name` (its name, an alias or its EIC code, any letter case).

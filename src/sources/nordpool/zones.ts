@@ -47,10 +47,11 @@ export const NORD_POOL_ZONES: readonly NordPoolZone[] = AREAS.map(
   ([zone, eic, symbol, timezone, aliases]) => ({ zone, eic, symbol, timezone, aliases }),
 );
 
-const BY_KEY = new Map<string, NordPoolZone>();
-for (const zone of NORD_POOL_ZONES) {
-  for (const key of [zone.zone, zone.eic, zone.symbol, ...zone.aliases]) BY_KEY.set(key.toUpperCase(), zone);
-}
+const BY_KEY: ReadonlyMap<string, NordPoolZone> = new Map(
+  NORD_POOL_ZONES.flatMap((zone) =>
+    [zone.zone, zone.eic, zone.symbol, ...zone.aliases].map((key) => [key.toUpperCase(), zone] as const),
+  ),
+);
 
 /**
  * The area named `name` (its code, symbol, an alias or its EIC code, any letter case).

@@ -17,6 +17,7 @@
  */
 import pg from 'pg';
 import { CircuitBreaker, CircuitOpenError } from '../circuit-breaker.js';
+import { cutConnection } from './cut-connection.js';
 
 /** The default of `PRICEPOINT_DATABASE_TIMEOUT_MS`. */
 export const DEFAULT_DATABASE_TIMEOUT_MS = 1_000;
@@ -112,11 +113,6 @@ function withDeadline<T>(work: Promise<T>, ms: number, what: string, onExpire: (
   });
 }
 
-/** Closes the socket under a pg client at once: `end()` would wait for a server that does not answer. */
-function destroySocket(client: pg.PoolClient): void {
-  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-}
-
 /**
  * Wraps `pool` (made with `connectionTimeoutMillis` equal to `options.timeoutMs`).
  * @example const db = new Kysely({ dialect: new PostgresDialect({ pool: guardPool(pool, { timeoutMs: 1000 }) }) })
@@ -145,7 +141,7 @@ export function guardPool(pool: pg.Pool, options: GuardedPoolOptions): GuardedPo
           if (broken !== undefined) throw broken;
           if (checked) breaker.check();
           const pending = client.query<R>(text, values as unknown[] | undefined);
-          return await withDeadline(pending, ms, 'a query', () => destroySocket(client));
+          return await withDeadline(pending, ms, 'a query', () => cutConnection(client));
         } catch (error) {
           // Also a refusal by the breaker: the connection may be inside a transaction that can no
           // longer be rolled back, so it is never handed out again.
@@ -158,7 +154,7 @@ export function guardPool(pool: pg.Pool, options: GuardedPoolOptions): GuardedPo
         checkedOut.delete(client);
         const reason = broken ?? (discard ? new Error('discarded', { cause: discard }) : undefined);
         client.release(reason);
-        if (broken !== undefined) destroySocket(client);
+        if (broken !== undefined) cutConnection(client);
       },
     };
   }
@@ -182,7 +178,7 @@ export function guardPool(pool: pg.Pool, options: GuardedPoolOptions): GuardedPo
     onChange(open, error) {
       // Idle connections went silent with the busy one, or died with it: drop them rather than
       // have each trip the breaker once more when it is next handed out.
-      if (open) for (const client of clients) if (!checkedOut.has(client)) destroySocket(client);
+      if (open) for (const client of clients) if (!checkedOut.has(client)) cutConnection(client);
       options.onChange?.(open, error);
     },
     async probe() {
@@ -208,7 +204,7 @@ export function guardPool(pool: pg.Pool, options: GuardedPoolOptions): GuardedPo
         timer = setTimeout(() => resolve('late'), timeoutMs);
       });
       if ((await Promise.race([ended, late])) === 'late') {
-        for (const client of clients) destroySocket(client);
+        for (const client of clients) cutConnection(client);
         await ended;
       }
       clearTimeout(timer);

@@ -8,11 +8,12 @@
  * const pg = await openPostgresStores(process.env.PRICEPOINT_DATABASE_URL!)
  * const stores: Stores = { ...pg, rateLimits, notices, close: async () => { await pg.close(); await redis.quit() } }
  */
-import { SHARED_POLL_MS, SqlEventLog } from '../../events/sql-event-log.js';
-import { WebhookStore } from '../../webhooks/store.js';
+
 import { SqlAuditStore } from '../sql/audit-store.js';
+import { SHARED_POLL_MS, SqlEventLog } from '../sql/event-log.js';
 import { SqlKeyStore } from '../sql/key-store.js';
 import { SqlPriceStore } from '../sql/price-store.js';
+import { SqlWebhookStore } from '../sql/webhook-store.js';
 import type { Stores } from '../types.js';
 import { createDb, createPool, migratePostgres } from './database.js';
 import { DEFAULT_DATABASE_TIMEOUT_MS, guardPool } from './guarded-pool.js';
@@ -21,7 +22,7 @@ import { postgresEngine } from './sql-engine.js';
 /** The PostgreSQL part of `Stores`. */
 export type PostgresStores = Pick<Stores, 'prices' | 'keys' | 'close'> & {
   readonly events: SqlEventLog;
-  readonly webhooks: WebhookStore;
+  readonly webhooks: SqlWebhookStore;
   readonly audit: SqlAuditStore;
 };
 
@@ -62,7 +63,7 @@ export async function openPostgresStores(
   const events = new SqlEventLog(db, SHARED_POLL_MS);
   return {
     events,
-    webhooks: WebhookStore.over(db),
+    webhooks: SqlWebhookStore.over(db),
     prices: new SqlPriceStore(db, engine),
     keys: new SqlKeyStore(db, engine),
     audit: new SqlAuditStore(db, engine),

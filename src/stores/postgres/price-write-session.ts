@@ -16,10 +16,10 @@
  * that day is now complete, and the price events those days call for, in the same transaction
  * (../sql/day-marks.ts, docs/events.md).
  */
-import { writePostgresEvents } from '../../events/postgres-outbox.js';
 import { DayMarks, type SeriesGrid } from '../sql/day-marks.js';
 import type { ImportPoint, PriceWriteSession, WriteProvenance } from '../types.js';
 import type { GuardedClient, GuardedPool } from './guarded-pool.js';
+import { writePostgresEvents } from './outbox.js';
 
 /** Rows per INSERT: 3 parameters each, well under PostgreSQL's 65535 bind parameters. */
 const ROWS_PER_STATEMENT = 5_000;

@@ -52,8 +52,8 @@ function probeRemakingSilent(commands: Redis, subscriber: Redis): () => Promise<
  * policy, locally too, so the timeout must be well above any stall the instance's own event loop
  * may have under load. No automatic pipelining: the rate-limit store already sends the requests of
  * one turn of the event loop in one script call (rate-limit-store.ts), and ioredis' pipelining
- * would wrap that one command in a pipeline of its own and hold it for another turn; without it,
- * (d) served 7 to 16% more requests (bench/README.md).
+ * would wrap that one command in a pipeline of its own and hold it for another turn (bench/README.md
+ * has the figures).
  */
 export function redisCommandOptions(commandTimeoutMs = DEFAULT_REDIS_TIMEOUT_MS): RedisOptions {
   return {

@@ -1,9 +1,9 @@
 /** The embedded default: SQLite for keys and prices, in-process rate-limit counters. */
-import { EMBEDDED_POLL_MS, SqlEventLog } from '../../events/sql-event-log.js';
-import { WebhookStore } from '../../webhooks/store.js';
 import { MemoryNoticeBus } from '../memory/notice-bus.js';
 import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
 import { SqlAuditStore } from '../sql/audit-store.js';
+import { EMBEDDED_POLL_MS, SqlEventLog } from '../sql/event-log.js';
+import { SqlWebhookStore } from '../sql/webhook-store.js';
 import type { Stores } from '../types.js';
 import { migrateSqlite, openSqlite } from './database.js';
 import { SqliteKeyStore } from './key-store.js';
@@ -61,7 +61,7 @@ export async function openEmbeddedStores(path: string): Promise<EmbeddedStores> 
   return {
     events,
     // Its writes wait for the write lock on a timer, as the key and price writes do (docs/webhooks.md).
-    webhooks: WebhookStore.over(db, sqliteStatementWrites(raw, writer)),
+    webhooks: SqlWebhookStore.over(db, sqliteStatementWrites(raw, writer)),
     prices,
     keys,
     audit: new SqlAuditStore(db, engine),

@@ -22,9 +22,9 @@
  */
 import SQLite from 'better-sqlite3';
 import type { Resolution } from '../../domain/time/days.js';
-import { writeSqliteEvents } from '../../events/sqlite-outbox.js';
 import { DayMarks, type SeriesGrid } from '../sql/day-marks.js';
 import type { ImportPoint, PriceWriteSession, WriteProvenance } from '../types.js';
+import { writeSqliteEvents } from './outbox.js';
 import type { SqliteWriter } from './write-lock.js';
 
 const UPSERT =

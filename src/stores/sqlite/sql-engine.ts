@@ -13,7 +13,7 @@ import type { SqliteWriter } from './write-lock.js';
 
 /**
  * Runs Kysely statements in order in one `writer` transaction on `raw`, synchronously once it holds
- * the lock: the rows each changed. The webhook store writes through it (../../webhooks/store.ts).
+ * the lock: the rows each changed. The webhook store writes through it (../sql/webhook-store.ts).
  */
 export function sqliteStatementWrites(
   raw: SQLite.Database,

@@ -1,0 +1,77 @@
+/**
+ * The record step of the request pipeline (../README.md): one answered request, from either entry,
+ * becomes its metrics and its one log line. The URL is masked and no header is logged.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { ErrorCode } from '../../domain/errors/api-error.js';
+import { maskKeysInUrl } from '../../domain/keys/key-format.js';
+import type { Metrics } from '../metrics.js';
+
+/** What is known of a request once it is answered. */
+export interface AnsweredRequest {
+  readonly reqId: string;
+  readonly method: string;
+  /** The route template (`/api/v1/prices/:date`), or `unmatched`. */
+  readonly route: string;
+  /** The URL as the client sent it; masked before it is logged. */
+  readonly url: string;
+  readonly status: number;
+  readonly elapsedMs: number;
+  readonly keyId: string | null;
+  readonly tier: string | null;
+  readonly ip: string;
+  /** The problem code answered, `null` for no error. */
+  readonly problemCode: ErrorCode | null;
+  /** Served by the fast entry (counted apart as well). */
+  readonly fast: boolean;
+}
+
+/** What the log line says, in the order pino writes the fields. */
+export interface RequestLine {
+  readonly reqId: string;
+  readonly method: string;
+  readonly url: string;
+  readonly status: number;
+  readonly latencyMs: number;
+  readonly keyId: string | null;
+  readonly tier: string | null;
+  readonly ip: string;
+}
+
+export type LineWriter = (line: RequestLine) => void;
+
+/** The line as pino writes it for `log.child({ reqId }).info(fields, 'request')`: the reference. */
+export function plainLineWriter(log: FastifyBaseLogger): LineWriter {
+  return ({ reqId, ...rest }) => log.child({ reqId }).info(rest, 'request');
+}
+
+export type RequestRecorder = (request: AnsweredRequest) => void;
+
+/**
+ * @example const record = createRecorder(metrics, plainLineWriter(app.log)); record({ reqId, method: 'GET', ... })
+ */
+export function createRecorder(
+  metrics: Metrics,
+  writeLine: LineWriter,
+  mask: (url: string) => string = maskKeysInUrl,
+): RequestRecorder {
+  return function record(r: AnsweredRequest): void {
+    const tier = r.tier ?? 'none';
+    metrics.requests.answered(r.route, r.method, r.status, tier, r.elapsedMs / 1000, r.fast);
+    const code = r.problemCode;
+    if (code === 'rate_limited') metrics.rateLimited.inc({ tier });
+    else if (code !== null && (r.status === 401 || code === 'too_many_auth_failures')) {
+      metrics.authFailures.inc({ code });
+    }
+    writeLine({
+      reqId: r.reqId,
+      method: r.method,
+      url: mask(r.url),
+      status: r.status,
+      latencyMs: Math.round(r.elapsedMs * 100) / 100,
+      keyId: r.keyId,
+      tier: r.tier,
+      ip: r.ip,
+    });
+  };
+}
