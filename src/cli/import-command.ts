@@ -11,6 +11,7 @@ import { type Command, CommanderError, Option } from 'commander';
 import type { Config } from '../config/config.js';
 import { withServices } from '../server/compose.js';
 import { type ImportFormat, readRows } from '../services/import-formats.js';
+import { recordCli } from './cli-audit.js';
 import { CliError } from './cli-error.js';
 
 /**
@@ -56,11 +57,23 @@ export function registerImportCommand(
       } catch (error) {
         throw new CliError('invalid_parameter', `cannot read ${file}: ${(error as Error).message}`);
       }
-      const result = await withServices(deps.config(), ({ imports }) =>
-        imports.run(readRows(createReadStream(file), format, true), { dryRun: opts.dryRun === true }),
-      );
+      const dryRun = opts.dryRun === true;
+      const result = await withServices(deps.config(), async ({ imports, audit }) => {
+        const run = () => imports.run(readRows(createReadStream(file), format, true), { dryRun });
+        if (dryRun) return run();
+        // An import is a price write of the series it names (docs/audit.md); a refused file writes nothing.
+        let done: Awaited<ReturnType<typeof run>>;
+        try {
+          done = await run();
+        } catch (error) {
+          await recordCli(audit, 'prices.write', null, error);
+          throw error;
+        }
+        if (done.ok) await recordCli(audit, 'prices.write', done.series.join(',') || null);
+        else await recordCli(audit, 'prices.write', null, new CliError('invalid_prices', 'refused'));
+        return done;
+      });
       if (result.ok) {
-        const dryRun = opts.dryRun === true;
         deps.print(
           opts.json
             ? JSON.stringify({

@@ -16,6 +16,7 @@ import { dataDirError } from '../server/open-stores.js';
 import { banner, closeOnSignals, startServer } from '../server/serve.js';
 import { migrate as migratePostgresUrl } from '../stores/postgres/index.js';
 import { migrateSqlite, openSqlite } from '../stores/sqlite/database.js';
+import { registerAuditCommands } from './audit-commands.js';
 import { registerCheckCommand } from './check-command.js';
 import { CliError } from './cli-error.js';
 import { registerImportCommand } from './import-command.js';
@@ -116,6 +117,7 @@ export function buildCli(print: Print, env: Env): Command {
     });
 
   registerKeyCommands(program, { print, config });
+  registerAuditCommands(program, { print, config });
   registerSeriesCommands(program, { print, config });
   registerImportCommand(program, { print, config });
   registerSourceCommands(program, { print, config });

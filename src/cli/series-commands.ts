@@ -7,6 +7,7 @@ import type { Config } from '../config/config.js';
 import { printable, printableJson } from '../domain/text/plain-text.js';
 import { withServices } from '../server/compose.js';
 import type { SeriesInput, SeriesService, SeriesView } from '../services/series-service.js';
+import { audited } from './cli-audit.js';
 
 export interface SeriesCommandsDeps {
   readonly print: (text: string) => void;
@@ -62,7 +63,9 @@ export function registerSeriesCommands(program: Command, { print, config }: Seri
     .addOption(json())
     .action(async (symbol: string, opts: SeriesInput & { json?: boolean }) => {
       const { json: asJson, ...fields } = opts;
-      const { outcome, series: saved } = await withSeries(config(), (s) => s.upsert(symbol, fields));
+      const { outcome, series: saved } = await withServices(config(), ({ series: s, audit }) =>
+        audited(audit, 'series.upsert', symbol.toUpperCase(), () => s.upsert(symbol, fields)),
+      );
       print(asJson ? printableJson({ outcome, series: saved }) : `${outcome} ${seriesLine(saved)}`);
     });
 }

@@ -6,7 +6,9 @@ import { type Command, Option } from 'commander';
 import type { Config } from '../config/config.js';
 import { printable, printableJson } from '../domain/text/plain-text.js';
 import { withServices } from '../server/compose.js';
+import type { AuditService } from '../services/audit-service.js';
 import type { EndpointView, WebhookService } from '../webhooks/service.js';
+import { audited } from './cli-audit.js';
 import { CliError } from './cli-error.js';
 
 export interface WebhookCommandsDeps {
@@ -30,11 +32,11 @@ function line(w: EndpointView): string {
 /** Opens the stores for one command and runs it with the webhook service, and the log's newest event. */
 async function withWebhooks<T>(
   config: Config,
-  run: (webhooks: WebhookService, latestSeq: number) => Promise<T>,
+  run: (webhooks: WebhookService, latestSeq: number, audit: AuditService) => Promise<T>,
 ) {
-  return withServices(config, async ({ webhooks, stores }) => {
+  return withServices(config, async ({ webhooks, stores, audit }) => {
     if (!webhooks) throw new CliError('invalid_option', 'this database keeps no webhooks');
-    return run(webhooks, (await stores.events?.latestSeq()) ?? 0);
+    return run(webhooks, (await stores.events?.latestSeq()) ?? 0, audit);
   });
 }
 
@@ -58,7 +60,14 @@ export function registerWebhookCommands(program: Command, { print, config }: Web
         events: list(opts.events),
         symbols: opts.symbols === undefined ? null : list(opts.symbols),
       };
-      const { endpoint, secret } = await withWebhooks(config(), (w, latest) => w.create(spec, latest));
+      const { endpoint, secret } = await withWebhooks(config(), (w, latest, audit) =>
+        audited(
+          audit,
+          'webhooks.create',
+          (made) => made.endpoint.id,
+          () => w.create(spec, latest),
+        ),
+      );
       if (opts.json) print(printableJson({ ...endpoint, secret }));
       else print(`${line(endpoint)}\nsecret: ${secret}\nKeep the secret now: it is not shown again.`);
     });
@@ -75,7 +84,13 @@ export function registerWebhookCommands(program: Command, { print, config }: Web
     .description('remove an endpoint and its delivery log')
     .addOption(json())
     .action(async (id: string, opts: { json?: boolean }) => {
-      if (!(await withWebhooks(config(), (w) => w.remove(id)))) throw notFound(id);
+      const removed = await withWebhooks(config(), (w, _latest, audit) =>
+        audited(audit, 'webhooks.delete', id, async () => {
+          if (!(await w.remove(id))) throw notFound(id);
+          return true;
+        }),
+      );
+      if (!removed) throw notFound(id);
       print(opts.json ? printableJson({ id, removed: true }) : `removed ${printable(id)}`);
     });
   webhooks

@@ -24,6 +24,7 @@ describe('loadConfig defaults', () => {
       fx: {},
       tariffs: {},
       authFailuresPerMinute: 20,
+      auditRetentionDays: 400,
       maxConnectionsPerAddress: 256,
       maxUnsentBytesPerAddress: 32 * 1024 * 1024,
       idleSeconds: 30,

@@ -133,6 +133,14 @@ export const SETTINGS = {
     default: 20,
     meaning: 'failed authentications allowed per client address (IPv6 per /64) and minute',
   }),
+  auditRetentionDays: withDefault({
+    env: 'PRICEPOINT_AUDIT_RETENTION_DAYS',
+    file: 'auditRetentionDays',
+    kind: integer(1, 36_500),
+    default: 400,
+    meaning:
+      'how many days the audit log of admin actions keeps an entry; older ones are deleted at most an hour after they pass it ([audit.md](audit.md))',
+  }),
   maxConnectionsPerAddress: withDefault({
     env: 'PRICEPOINT_MAX_CONNECTIONS_PER_ADDRESS',
     kind: integer(0, 1_000_000),

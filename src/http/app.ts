@@ -17,6 +17,7 @@ import { llmsTxtRoute } from '../mcp/llms-txt.js';
 import type { Services } from '../server/services.js';
 import type { Sources } from '../sources/sources.js';
 import type { Speed } from '../speed/index.js';
+import { auditHook } from './audit-hook.js';
 import { registerDocs } from './contract/docs.js';
 import { clientErrorAnswer, registerProblemHandling, sendProblem } from './contract/problem.js';
 import { foldEnumCase } from './contract/read-query.js';
@@ -28,6 +29,7 @@ import { CORS, commonHeaders } from './pipeline/headers.js';
 import { createHeavyReads } from './pipeline/heavy-reads.js';
 import { createRecorder } from './pipeline/record.js';
 import type { DayBuilder } from './render/day-content.js';
+import { auditRoutes } from './routes/audit.js';
 import { cheapestRoutes } from './routes/cheapest.js';
 import { deviceRoutes } from './routes/devices.js';
 import { type EventRouteDeps, eventRoutes } from './routes/events.js';
@@ -159,6 +161,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorateRequest('limitHeaders', null);
   app.decorateRequest('unitsTaken', 0);
   app.decorateRequest('problemCode', null);
+  app.decorateRequest('auditTarget', null);
   registerProblemHandling(app);
   // Shared shapes, referenced by `$id` from the route schemas: one copy each in the document.
   app.addSchema(ProblemSchema);
@@ -199,6 +202,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onSend', async (request, reply) => {
     if (request.limitHeaders) reply.headers(request.limitHeaders);
   });
+  // Admin actions into the audit log, before their answers leave (audit-hook.ts, docs/audit.md).
+  app.addHook('onSend', auditHook(services.audit));
   // The record step: one structured line per request and its metrics, on either entry.
   const usage = config.usageHistory ? services.usage : undefined;
   const record = createRecorder(metrics, speed.lineWriter(app.log), speed.mask, usage);
@@ -269,6 +274,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
   if (services.usage)
     usageHistoryRoutes(app, { usage: services.usage, keys: services.keys, keyGuard, clock });
+  auditRoutes(app, { audit: services.audit, keyGuard });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);
   if (services.webhooks) webhookRoutes(app, { webhooks: services.webhooks, events: stores.events, keyGuard });

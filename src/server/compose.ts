@@ -7,6 +7,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.js';
 import { type AppDeps, buildApp } from '../http/app.js';
 import { createMetrics } from '../http/metrics.js';
+import { createAuditService } from '../services/audit-service.js';
 import { createAuthenticator } from '../services/authenticator.js';
 import { createCheapestService } from '../services/cheapest.js';
 import { createImportService } from '../services/import-service.js';
@@ -32,6 +33,8 @@ export interface ServiceHooks {
   readonly onStoreError?: (store: StoreName, error: unknown) => void;
   /** Told when a batch of last-used times could not be written. */
   readonly onFlushError?: (error: unknown) => void;
+  /** Told when an audit entry could not be written (the action it records stands). */
+  readonly onAuditError?: (error: unknown) => void;
 }
 
 /**
@@ -76,6 +79,12 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
         // Guarded stores report a failed write themselves (../stores/guard.ts); it is retried.
         retentionDays: config.usageRetentionDays,
       }),
+    }),
+    audit: createAuditService({
+      store: stores.audit,
+      clock,
+      retentionDays: config.auditRetentionDays,
+      ...(hooks.onAuditError && { onError: hooks.onAuditError }),
     }),
   };
 }
@@ -132,6 +141,7 @@ export async function composeApp(
       log?.error({ err: error, store }, 'a store operation failed');
     },
     onFlushError: (error) => log?.error({ err: error }, 'writing last-used times failed'),
+    onAuditError: (error) => log?.error({ err: error }, 'writing an audit entry failed'),
   });
   const app = await buildApp(config, { ...deps, services, metrics, speed });
   log = app.log;

@@ -19,7 +19,7 @@ import type { NoticeBus, Stores } from '../stores/types.js';
  * opened is a `ConfigError` naming the setting, so the operator sees which setting to fix.
  */
 export async function openStores(config: Config, hooks: StoreHooks = {}): Promise<Stores> {
-  let data: Pick<Stores, 'prices' | 'keys' | 'close' | 'events' | 'webhooks' | 'usage'> &
+  let data: Pick<Stores, 'prices' | 'keys' | 'close' | 'events' | 'webhooks' | 'usage' | 'audit'> &
     Partial<Pick<EmbeddedStores, 'onKeyChanges'>>;
   try {
     data = config.databaseUrl
@@ -49,6 +49,7 @@ export async function openStores(config: Config, hooks: StoreHooks = {}): Promis
       events: data.events,
       webhooks: data.webhooks,
       usage: data.usage,
+      ...(data.audit && { audit: data.audit }),
       close: data.close,
       prices: announceChanges(data.prices, notices),
       rateLimits: new MemoryRateLimitStore(),
@@ -74,6 +75,7 @@ export async function openStores(config: Config, hooks: StoreHooks = {}): Promis
     events: data.events,
     webhooks: data.webhooks,
     usage: data.usage,
+    ...(data.audit && { audit: data.audit }),
     rateLimits: redis.rateLimits,
     notices: redis.notices,
     shared: {

@@ -2,6 +2,7 @@
  * What the composition root (./compose.ts) builds: every service, once, over the stores. HTTP
  * (../http/app.ts) and the CLI take this shape, so neither needs the root that builds it.
  */
+import type { AuditService } from '../services/audit-service.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { CheapestService } from '../services/cheapest.js';
 import type { ImportService } from '../services/import-service.js';
@@ -28,4 +29,6 @@ export interface Services {
   readonly webhooks?: WebhookService;
   /** Requests per key and hour (docs/usage-history.md); absent over stores that keep none. */
   readonly usage?: UsageHistory;
+  /** The audit log of admin actions (docs/audit.md). */
+  readonly audit: AuditService;
 }

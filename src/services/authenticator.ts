@@ -13,6 +13,7 @@ import { hash } from 'node:crypto';
 import { boundedCache } from '../cache/bounded-cache.js';
 import { ApiError } from '../domain/errors/api-error.js';
 import { isWellFormedKey, keyHash, keyKind } from '../domain/keys/key-format.js';
+import { allowedBy } from '../domain/net/allowed-addresses.js';
 import type { KeyRecord, KeyStore, LimitGate, RateLimitStore } from '../stores/types.js';
 import { createFailureBudget } from './failure-budget.js';
 
@@ -164,7 +165,10 @@ function checkLookupWorthy(key: string, acceptDemoKeys: boolean): void {
 
 /** Who is calling: keys checked, verdicts cached briefly, failed attempts counted per address. */
 export interface Authenticator {
-  /** The key record of a valid, live key; throws an `ApiError` (401 or 429) otherwise. */
+  /**
+   * The key record of a valid, live key used from an address it allows; throws an `ApiError`
+   * otherwise (401, 429, or 403 `address_not_allowed`).
+   */
   authenticate(credentials: Credentials): Promise<KeyRecord>;
   /** The failed-login budget of a client address: while it is used up, no key is accepted from it. */
   failureGate(ip: string): LimitGate;
@@ -180,6 +184,30 @@ export interface Authenticator {
 }
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
+  /** The allow-list test of each key record that has one, built once per record. */
+  const allowLists = new WeakMap<KeyRecord, (address: string) => boolean>();
+
+  /**
+   * Refuses a live key used from an address its allow-list leaves out (docs/keys-and-tiers.md): here,
+   * where every entry authenticates, so no path can skip it. The key is valid, so this is no failed
+   * login: it takes nothing from the address' budget, and nothing from the key's limits either.
+   */
+  function checkAddress(record: KeyRecord, ip: string): void {
+    const cidrs = record.allowedAddresses;
+    if (cidrs == null) return;
+    let allows = allowLists.get(record);
+    if (allows === undefined) {
+      allows = allowedBy(cidrs);
+      allowLists.set(record, allows);
+    }
+    if (!allows(ip)) {
+      throw new ApiError(
+        'address_not_allowed',
+        'This key may not be used from the address this request came from.',
+      );
+    }
+  }
+
   const budget = createFailureBudget(deps.rateLimits, deps.failuresPerMinute);
   /** Keys found live in the last `cacheMs`, by fingerprint (and kept `STALE_MS` more for a store outage). */
   const cache = boundedCache<string, { record: KeyRecord; until: number }>({ maxEntries: CACHE_LIMIT });
@@ -324,6 +352,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         if (isLive(known.record, now)) {
           // Only a key that passed `checkLookupWorthy` is ever cached: a hit needs no check again.
           if (credentials.gatedLater !== true) await budget.check(budget.subject(credentials.ip), now);
+          checkAddress(known.record, credentials.ip);
           lastUsed.set(known.record.id, now);
           return known.record;
         }
@@ -340,6 +369,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         throw unauthorized('invalid_api_key');
       }
       const record = await verify(key, print, subject, now);
+      checkAddress(record, credentials.ip);
       lastUsed.set(record.id, now);
       return record;
     },

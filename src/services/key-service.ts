@@ -11,9 +11,11 @@ import {
   keyLast4,
   randomBase62,
 } from '../domain/keys/key-format.js';
-import type { Tier } from '../domain/limits/tiers.js';
+import { limitRulesProblem } from '../domain/limits/key-limits.js';
+import type { LimitRule, Tier } from '../domain/limits/tiers.js';
+import { canonicalCidr, MAX_ALLOWED_ADDRESSES } from '../domain/net/allowed-addresses.js';
 import { isPlainText, PLAIN_TEXT_RULE } from '../domain/text/plain-text.js';
-import { type KeyRecord, type KeyStore, SCOPES, type Scope } from '../stores/types.js';
+import { type KeyChanges, type KeyRecord, type KeyStore, SCOPES, type Scope } from '../stores/types.js';
 
 /** A key as shown to operators: everything but the hash. */
 export type KeyView = Omit<KeyRecord, 'hash'>;
@@ -23,7 +25,15 @@ export function keyView(record: KeyRecord): KeyView {
   return view;
 }
 
-export interface NewKey {
+/** What a key carries besides its name, tier, scopes and expiry; each may be set at creation or later. */
+export interface KeyExtras {
+  readonly limits?: readonly LimitRule[] | null;
+  readonly allowedAddresses?: readonly string[] | null;
+  readonly customerRef?: string | null;
+  readonly contact?: string | null;
+}
+
+export interface NewKey extends KeyExtras {
   readonly name: string;
   readonly tier: string;
   readonly scopes?: readonly Scope[];
@@ -38,7 +48,25 @@ export interface KeyDraft {
   readonly scopes?: readonly string[];
   readonly expiresAt?: number | null;
   readonly kind?: KeyKind;
+  readonly limits?: readonly unknown[] | null;
+  readonly allowedAddresses?: readonly string[] | null;
+  readonly customerRef?: string | null;
+  readonly contact?: string | null;
 }
+
+/** A change to a key as asked for, not yet checked: `update` names every bad field; a field left out stays. */
+export interface KeyPatch {
+  readonly name?: string;
+  readonly tier?: string;
+  readonly expiresAt?: number | null;
+  readonly limits?: readonly unknown[] | null;
+  readonly allowedAddresses?: readonly string[] | null;
+  readonly customerRef?: string | null;
+  readonly contact?: string | null;
+}
+
+/** The longest customer reference or contact: a reference or an e-mail address, not a file. */
+export const MAX_OWNER_FIELD = 200;
 
 /** One bad field of a key draft, as the 400 lists it in `errors`. */
 export interface KeyFieldProblem {
@@ -90,6 +118,11 @@ export interface KeyService {
   rotate(id: string, graceMs?: number): Promise<Rotation>;
   /** Moves a key to another configured tier; servers see it within their key cache time. */
   setTier(id: string, tier: string): Promise<KeyView>;
+  /**
+   * Changes the fields `patch` names (`null` clears limits, allow-list, owner fields and expiry),
+   * or refuses them all with one `invalid_parameter` naming every bad field (`known` among them).
+   */
+  update(id: string, patch: KeyPatch, known?: readonly KeyFieldProblem[]): Promise<KeyView>;
 }
 
 export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDeps): KeyService {
@@ -126,27 +159,106 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
     };
   }
 
+  function limitsProblem(limits: readonly unknown[] | null | undefined): KeyFieldProblem | undefined {
+    if (limits == null) return undefined;
+    const detail = limitRulesProblem(limits);
+    return detail === undefined ? undefined : { field: 'limits', detail };
+  }
+
+  /** The allow-list as stored (canonical CIDRs, each once), or the problem with it. */
+  function addressesOf(
+    list: readonly string[] | null | undefined,
+  ): { value: readonly string[] | null | undefined } | KeyFieldProblem {
+    if (list == null) return { value: list };
+    if (list.length < 1 || list.length > MAX_ALLOWED_ADDRESSES) {
+      return {
+        field: 'allowedAddresses',
+        detail: `allowedAddresses must list 1 to ${MAX_ALLOWED_ADDRESSES} CIDRs (null allows every address)`,
+      };
+    }
+    const value: string[] = [];
+    for (const entry of list) {
+      const cidr = typeof entry === 'string' ? canonicalCidr(entry) : undefined;
+      if (cidr === undefined) {
+        const shown = typeof entry === 'string' && isPlainText(entry) ? ` (not ${entry.slice(0, 60)})` : '';
+        return {
+          field: 'allowedAddresses',
+          detail: `allowedAddresses must hold IPv4 or IPv6 CIDRs such as 192.0.2.0/24 or 2001:db8::/32${shown}`,
+        };
+      }
+      if (!value.includes(cidr)) value.push(cidr);
+    }
+    return { value };
+  }
+
+  function ownerProblem(
+    field: 'customerRef' | 'contact',
+    value: string | null | undefined,
+  ): KeyFieldProblem | undefined {
+    if (value == null) return undefined;
+    if (!isPlainText(value)) return { field, detail: `${field} ${PLAIN_TEXT_RULE}` };
+    if (value.trim() === '' || value.length > MAX_OWNER_FIELD) {
+      return { field, detail: `${field} must be 1 to ${MAX_OWNER_FIELD} characters (null clears it)` };
+    }
+    if (holdsKey(value)) return { field, detail: `${field} must not hold an API key` };
+    return undefined;
+  }
+
+  function expiryProblem(expiresAt: number | null | undefined, field: string): KeyFieldProblem | undefined {
+    return expiresAt != null && expiresAt <= clock()
+      ? { field, detail: `${field} must lie in the future` }
+      : undefined;
+  }
+
+  /** Throws one `invalid_parameter` naming every problem (`errors`), the first in `parameter`. */
+  function refuse(problems: readonly (KeyFieldProblem | undefined)[]): void {
+    const found = problems.filter((p): p is KeyFieldProblem => p !== undefined);
+    const first = found[0];
+    if (first !== undefined) {
+      throw new ApiError('invalid_parameter', found.map((p) => `${p.detail}.`).join(' '), {
+        extra: { parameter: first.field, errors: found },
+      });
+    }
+  }
+
+  /** The checked extras of a draft or patch, with the allow-list in canonical form. */
+  function extrasOf(draft: KeyDraft | KeyPatch): {
+    extras: KeyExtras;
+    problems: (KeyFieldProblem | undefined)[];
+  } {
+    const addresses = addressesOf(draft.allowedAddresses);
+    const extras: KeyExtras = {
+      ...(draft.limits !== undefined && { limits: draft.limits as readonly LimitRule[] | null }),
+      ...('value' in addresses && addresses.value !== undefined && { allowedAddresses: addresses.value }),
+      ...(draft.customerRef !== undefined && { customerRef: draft.customerRef?.trim() ?? null }),
+      ...(draft.contact !== undefined && { contact: draft.contact?.trim() ?? null }),
+    };
+    return {
+      extras,
+      problems: [
+        limitsProblem(draft.limits),
+        'value' in addresses ? undefined : addresses,
+        ownerProblem('customerRef', draft.customerRef),
+        ownerProblem('contact', draft.contact),
+      ],
+    };
+  }
+
   /**
    * The draft as a new key, or one `invalid_parameter` naming every bad field (`errors`), the
    * problems the caller found first (`known`, such as a timestamp it could not read) among them.
    */
   function validate(draft: KeyDraft, known: readonly KeyFieldProblem[]): NewKey {
-    const problems = [
+    const { extras, problems } = extrasOf(draft);
+    refuse([
       nameProblem(draft.name),
       tierProblem(draft.tier),
       scopesProblem(draft.scopes),
       ...known,
-      draft.expiresAt != null && draft.expiresAt <= clock()
-        ? { field: 'expires', detail: 'expires must lie in the future' }
-        : undefined,
-    ].filter((p): p is KeyFieldProblem => p !== undefined);
-    const first = problems[0];
-    if (first !== undefined) {
-      throw new ApiError('invalid_parameter', problems.map((p) => `${p.detail}.`).join(' '), {
-        extra: { parameter: first.field, errors: problems },
-      });
-    }
-    return draft as NewKey;
+      expiryProblem(draft.expiresAt, 'expires'),
+      ...problems,
+    ]);
+    return { ...(draft as NewKey), ...extras };
   }
 
   function newRecord(key: string, spec: NewKey): KeyRecord {
@@ -161,6 +273,10 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
       expiresAt: spec.expiresAt ?? null,
       revokedAt: null,
       lastUsedAt: null,
+      limits: spec.limits ?? null,
+      allowedAddresses: spec.allowedAddresses ?? null,
+      customerRef: spec.customerRef ?? null,
+      contact: spec.contact ?? null,
     };
   }
 
@@ -227,6 +343,32 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
         });
       }
       return { key, record: keyView(record), previous: await this.get(id) };
+    },
+
+    /**
+     * Changes the fields `patch` names (`null` clears limits, allow-list, owner fields and expiry),
+     * or refuses them all with one `invalid_parameter` naming every bad field. A revoked key may
+     * still be changed (its owner fields are the operator's books); servers see a change within
+     * their key cache time, at once where the caller publishes a key notice.
+     */
+    async update(id: string, patch: KeyPatch, known: readonly KeyFieldProblem[] = []): Promise<KeyView> {
+      const { extras, problems } = extrasOf(patch);
+      refuse([
+        patch.name === undefined ? undefined : nameProblem(patch.name),
+        patch.tier === undefined ? undefined : tierProblem(patch.tier),
+        ...known,
+        expiryProblem(patch.expiresAt, 'expiresAt'),
+        ...problems,
+      ]);
+      const changes: KeyChanges = {
+        ...(patch.name !== undefined && { name: patch.name.trim() }),
+        ...(patch.tier !== undefined && { tier: patch.tier }),
+        ...(patch.expiresAt !== undefined && { expiresAt: patch.expiresAt }),
+        ...extras,
+      };
+      if (!(await keys.update(id, changes)))
+        throw new ApiError('not_found', `There is no key with id ${id}.`);
+      return this.get(id);
     },
 
     async setTier(id: string, tier: string): Promise<KeyView> {

@@ -16,6 +16,7 @@ import {
   secondsUntil,
   shortLimits,
 } from '../domain/limits/fixed-window.js';
+import { withKeyLimits } from '../domain/limits/key-limits.js';
 import { countedAs, type Tier } from '../domain/limits/tiers.js';
 import type { KeyRecord, LimitGate, RateLimitStore } from '../stores/types.js';
 import { budgetUsedUp } from './failure-budget.js';
@@ -42,12 +43,22 @@ export interface RateLimiter {
 }
 
 export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps): RateLimiter {
+  // The tier of a key with limits of its own, made once per key record (as its subject below).
+  const ownTiers = new WeakMap<KeyRecord, Tier>();
+
+  /** The key's tier, with the key's own limits in place of the tier's when it has them. */
   function tierOf(key: KeyRecord): Tier {
     const tier = Object.hasOwn(tiers, key.tier) ? tiers[key.tier] : undefined;
     // A key whose tier was removed from the config has no limits to apply: refuse rather than guess.
     if (tier === undefined)
       throw new ApiError('service_unavailable', 'The tier of this key is not configured.');
-    return tier;
+    if (key.limits == null) return tier;
+    let own = ownTiers.get(key);
+    if (own === undefined || own.name !== tier.name) {
+      own = withKeyLimits(tier, key.limits);
+      ownTiers.set(key, own);
+    }
+    return own;
   }
 
   // A key's own subject, made once per key record (the authenticator hands out the same record while
@@ -81,7 +92,7 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps): Rat
         decision = admitted;
       }
       const report = { decision, nowMs, cost };
-      if (!decision.allowed) throw refusal(report, tier);
+      if (!decision.allowed) throw refusal(report, key.limits == null ? `tier ${tier.name}` : 'this key');
       return report;
     },
 
@@ -92,16 +103,16 @@ export function createRateLimiter({ store, tiers, clock }: RateLimiterDeps): Rat
   };
 }
 
-/** The 429 of a request of `report.cost` units that a limit could not pay. */
-function refusal(report: LimitReport, tier: Tier): ApiError {
+/** The 429 of a request of `report.cost` units that a limit of `owner` (the tier, or the key) could not pay. */
+function refusal(report: LimitReport, owner: string): ApiError {
   const { decision, nowMs, cost } = report;
   const binding = bindingLimit(decision, cost);
   const violated = shortLimits(decision, cost).map((s) => s.rule.name);
   const seconds = binding ? secondsUntil(binding.resetAtMs, nowMs) : 1;
   const what = cost > 1 ? `has fewer units left than this request weighs (${cost})` : 'is used up';
   const detail = binding
-    ? `The ${binding.rule.name} limit of tier ${tier.name} (${binding.rule.limit}) ${what}; it resets in ${seconds} s.`
-    : `A limit of tier ${tier.name} ${what}.`;
+    ? `The ${binding.rule.name} limit of ${owner} (${binding.rule.limit}) ${what}; it resets in ${seconds} s.`
+    : `A limit of ${owner} ${what}.`;
   return new ApiError('rate_limited', detail, {
     limits: report,
     retryAfterSeconds: seconds,

@@ -9,7 +9,7 @@ import { ApiError } from '../domain/errors/api-error.js';
 import { CircuitOpenError } from './circuit-breaker.js';
 import type { PriceStore, Stores } from './types.js';
 
-export type StoreName = 'prices' | 'keys' | 'webhooks' | 'usage';
+export type StoreName = 'prices' | 'keys' | 'webhooks' | 'usage' | 'audit';
 
 function unavailable(cause: unknown): ApiError {
   if (cause instanceof ApiError) return cause;
@@ -78,6 +78,7 @@ export function guardStores(stores: Stores, onError: (store: StoreName, error: u
     keys: guard(stores.keys, 'keys', onError),
     ...(stores.webhooks && { webhooks: guard(stores.webhooks, 'webhooks', onError) }),
     ...(stores.usage && { usage: guard(stores.usage, 'usage', onError) }),
+    ...(stores.audit && { audit: guard(stores.audit, 'audit', onError) }),
     close: () => stores.close(),
   };
 }

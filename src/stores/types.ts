@@ -128,7 +128,20 @@ export interface KeyRecord {
   readonly expiresAt: number | null;
   readonly revokedAt: number | null;
   readonly lastUsedAt: number | null;
+  /** The key's own limits, replacing its tier's (docs/keys-and-tiers.md); absent or null: the tier's. */
+  readonly limits?: readonly LimitRule[] | null;
+  /** CIDRs the key may be used from; absent or null: any address. */
+  readonly allowedAddresses?: readonly string[] | null;
+  /** The operator's customer reference, for their books; shown to admin views only. */
+  readonly customerRef?: string | null;
+  /** Who to contact about the key (an e-mail address, a name); shown to admin views only. */
+  readonly contact?: string | null;
 }
+
+/** What an update of a key may change (`KeyStore.update`); a field left out stays as it is. */
+export type KeyChanges = Partial<
+  Pick<KeyRecord, 'name' | 'tier' | 'expiresAt' | 'limits' | 'allowedAddresses' | 'customerRef' | 'contact'>
+>;
 
 export interface KeyStore {
   insert(record: KeyRecord): Promise<void>;
@@ -139,6 +152,8 @@ export interface KeyStore {
   revoke(id: string, at: number): Promise<boolean>;
   /** Moves a key to another tier; false when there is no such key. */
   setTier(id: string, tier: string): Promise<boolean>;
+  /** Changes the named fields of a key in one statement; false when there is no such key. */
+  update(id: string, changes: KeyChanges): Promise<boolean>;
   /**
    * Stores `replacement` and makes the key `id` expire at `expiresBy` (or keep an earlier expiry), in
    * one transaction: a rotation. Does nothing and answers false when `id` is missing or revoked.
@@ -194,6 +209,43 @@ export interface LimitGate {
   readonly limits: readonly LimitRule[];
 }
 
+/** One admin action as the audit log keeps it (docs/audit.md): never a key or a secret. */
+export interface AuditEntry {
+  /** Rises with every entry written, so a page of entries ends where the next begins. */
+  readonly id: number;
+  /** Epoch ms. */
+  readonly time: number;
+  /** The acting key's id, or `cli` for the `pricepoint` command. */
+  readonly actor: string;
+  /** The client address, `null` for the command line. */
+  readonly address: string | null;
+  /** What was done: `keys.create`, `series.upsert`, ... (docs/audit.md has the list). */
+  readonly action: string;
+  /** What it was done to: a key id, a symbol, a webhook id, a source name; `null` when nothing was made. */
+  readonly target: string | null;
+  /** The HTTP status answered (`null` from the command line) and the problem code of a refusal. */
+  readonly status: number | null;
+  readonly code: string | null;
+}
+
+/** Which entries to read: `from <= time < to`, newest first, ids below `before`, at most `limit`. */
+export interface AuditQuery {
+  readonly from?: number;
+  readonly to?: number;
+  readonly action?: string;
+  readonly actor?: string;
+  readonly before?: number;
+  readonly limit: number;
+}
+
+/** Append-only: entries are written and read, and only whole entries past their keeping time deleted. */
+export interface AuditStore {
+  append(entry: Omit<AuditEntry, 'id'>): Promise<void>;
+  list(query: AuditQuery): Promise<AuditEntry[]>;
+  /** Deletes entries with `time < before`. */
+  prune(before: number): Promise<void>;
+}
+
 /**
  * A change every instance must hear about (docs/scale-out.md): keys whose cached verification must
  * be forgotten (revoked, rotated, moved to another tier), and series whose days must be read again.
@@ -226,6 +278,8 @@ export interface Stores {
   readonly webhooks?: WebhookStore;
   /** Requests per key and hour (docs/usage-history.md); absent on stores that keep none. */
   readonly usage?: UsageStore;
+  /** The audit log of admin actions (docs/audit.md); absent on stores that keep none. */
+  readonly audit?: AuditStore;
   /** The shared counters' engine when scaled out (Redis), for readiness; absent on the embedded default. */
   readonly shared?: {
     /** What limits do while it is away. */

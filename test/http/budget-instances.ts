@@ -40,6 +40,7 @@ export class CountingKeyStore implements KeyStore {
   list: KeyStore['list'] = () => this.inner.list();
   revoke: KeyStore['revoke'] = (id, at) => this.inner.revoke(id, at);
   setTier: KeyStore['setTier'] = (id, tier) => this.inner.setTier(id, tier);
+  update: KeyStore['update'] = (id, changes) => this.inner.update(id, changes);
   rotate: KeyStore['rotate'] = (id, replacement, expiresBy) => this.inner.rotate(id, replacement, expiresBy);
   recordLastUsed: KeyStore['recordLastUsed'] = (batch) => this.inner.recordLastUsed(batch);
   ping: KeyStore['ping'] = () => this.inner.ping();

@@ -21,6 +21,7 @@ const DOCUMENTED_CODES: Record<string, number> = {
   api_key_in_query: 401,
   insufficient_scope: 403,
   outside_tier_history: 403,
+  address_not_allowed: 403,
   rate_limited: 429,
   too_many_auth_failures: 429,
   invalid_parameter: 400,

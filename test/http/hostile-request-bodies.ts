@@ -87,6 +87,59 @@ const keyBodyArb = (key: fc.Arbitrary<string>) =>
     ['name', 'tier'],
   );
 
+/** A key change (PATCH /api/v1/keys/{id}): limits, allow-lists, owner fields, each right or wrong. */
+const keyPatchBodyArb = (key: fc.Arbitrary<string>) =>
+  objectBody(
+    {
+      name: [fc.constantFrom('renamed', 'ünïcode ✓'), fc.oneof(fuzzText, key, fc.constant(''), fc.integer())],
+      tier: [fc.constantFrom('free', 'pro'), fc.constantFrom('__proto__', 'nope', '', null)],
+      expiresAt: [
+        fc.constantFrom('2030-01-01T00:00:00Z', null),
+        fc.oneof(fc.constantFrom('2020-01-01T00:00:00Z', 'never', 0), fuzzText),
+      ],
+      limits: [
+        fc.constantFrom([{ name: 'minute', limit: 600, windowSeconds: 60 }], null),
+        fc.oneof(
+          fc.constantFrom(
+            [],
+            [{ name: 'Minute', limit: 1, windowSeconds: 60 }],
+            [{ name: 'minute', limit: 0, windowSeconds: 60 }],
+            [{ name: 'minute', limit: 1, windowSeconds: 1e12 }],
+            [{ name: '__proto__', limit: 1, windowSeconds: 1 }],
+            [
+              { name: 'm', limit: 1, windowSeconds: 1 },
+              { name: 'm', limit: 2, windowSeconds: 2 },
+            ],
+            'minute=1/60',
+            [null],
+          ),
+          fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 10 }),
+        ),
+      ],
+      allowedAddresses: [
+        fc.constantFrom(['192.0.2.0/24', '2001:db8::/32'], ['127.0.0.1'], null),
+        fc.oneof(
+          fc.constantFrom(
+            [],
+            ['300.0.0.1'],
+            ['1.2.3.4/33'],
+            ['::/129'],
+            ['fe80::1%eth0'],
+            ['localhost'],
+            [7],
+          ),
+          fc.array(fuzzText, { maxLength: 3 }),
+        ),
+      ],
+      customerRef: [
+        fc.constantFrom('C-42', null),
+        fc.oneof(fuzzText, key, fc.constant(''), fc.constant('x'.repeat(201))),
+      ],
+      contact: [fc.constantFrom('ops@example.com', null), fc.oneof(fuzzText, key, fc.constant('bidi\u202E'))],
+    },
+    [],
+  );
+
 const rotateBodyArb = objectBody(
   {
     graceSeconds: [
@@ -344,6 +397,7 @@ function specificBodyArb(ring: KeyRing, kind: Exclude<BodyKind, 'none'>): fc.Arb
   const key = keyTextArb(ring, ring.admin);
   if (kind === 'key') return keyBodyArb(key);
   if (kind === 'rotate') return rotateBodyArb;
+  if (kind === 'keyPatch') return keyPatchBodyArb(key);
   if (kind === 'series') return seriesBodyArb(key);
   if (kind === 'webhook') return webhookBodyArb;
   if (kind === 'mcp') return mcpBodyArb;

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 // ---------------------------------------------------------------------------------------------
 
 type Access = 'open' | 'read' | 'write' | 'admin';
-export type BodyKind = 'none' | 'key' | 'rotate' | 'series' | 'prices' | 'webhook' | 'mcp';
+export type BodyKind = 'none' | 'key' | 'keyPatch' | 'rotate' | 'series' | 'prices' | 'webhook' | 'mcp';
 export type QueryName =
   | 'symbols'
   | 'tz'
@@ -19,10 +19,14 @@ export type QueryName =
   | 'to'
   | 'duration'
   | 'hours'
-  | 'granularity';
+  | 'granularity'
+  | 'action'
+  | 'actor'
+  | 'limit'
+  | 'cursor';
 
 export interface RouteSpec {
-  readonly method: 'GET' | 'PUT' | 'POST' | 'DELETE' | 'OPTIONS';
+  readonly method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE' | 'OPTIONS';
   /** Fastify's spelling: `:name` for a path parameter, `*` for the rest of the path. */
   readonly url: string;
   readonly access: Access;
@@ -118,6 +122,14 @@ export const ROUTES: readonly RouteSpec[] = [
     url: '/api/v1/keys/:id/usage',
     access: 'admin',
     query: ['from', 'to', 'granularity', 'tz', 'format'],
+    body: 'none',
+  },
+  { method: 'PATCH', url: '/api/v1/keys/:id', access: 'admin', query: [], body: 'keyPatch' },
+  {
+    method: 'GET',
+    url: '/api/v1/audit',
+    access: 'admin',
+    query: ['action', 'actor', 'limit', 'cursor'],
     body: 'none',
   },
   { method: 'POST', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'webhook' },

@@ -126,6 +126,13 @@ export const QUERY_VALUES: Record<QueryName, fc.Arbitrary<string>> = {
   ),
   hours: mostly(fc.constantFrom('1', '4', '24'), fc.constantFrom('0', '25', '2.5', '-1', '099', '4h')),
   granularity: mostly(fc.constantFrom('PT1H', 'P1D', 'p1d'), fc.constantFrom('PT15M', 'P1W', 'PT1H,P1D', '')),
+  action: mostly(
+    fc.constantFrom('keys.create', 'keys.revoke', 'prices.write'),
+    fc.constantFrom('KEYS.CREATE', 'keys.*', 'keys', ''),
+  ),
+  actor: mostly(fc.constantFrom('cli', 'key_abc'), fc.constantFrom('CLI', 'key_', 'key_a/b', '*')),
+  limit: mostly(fc.constantFrom('1', '100', '1000'), fc.constantFrom('0', '1001', '-1', '1e3', '99999')),
+  cursor: mostly(fc.constantFrom('1', '999999'), fc.constantFrom('-1', '0x10', '1.5', '9'.repeat(20))),
 };
 
 /** A key as a client might hold it: right, of the wrong standing, or mangled in transit. */

@@ -459,6 +459,45 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
         payload: '<rotate/>',
       }),
     ),
+    ex('PATCH /api/v1/keys/{id}', 200, 'own limits, an allow-list and owner fields', async () => {
+      const { id } = await h.createKey();
+      return send('PATCH', `/api/v1/keys/${id}`, admin, {
+        headers: jsonHeaders,
+        payload: JSON.stringify({
+          limits: [{ name: 'minute', limit: 600, windowSeconds: 60 }],
+          allowedAddresses: ['192.0.2.0/24'],
+          customerRef: 'C-42',
+          contact: 'ops@example.com',
+          expiresAt: '2030-01-01T00:00:00Z',
+        }),
+      });
+    }),
+    ex('PATCH /api/v1/keys/{id}', 400, 'a CIDR that is none', async () => {
+      const { id } = await h.createKey();
+      return send('PATCH', `/api/v1/keys/${id}`, admin, {
+        headers: jsonHeaders,
+        payload: '{"allowedAddresses":["300.1.2.3/8"]}',
+      });
+    }),
+    ex('PATCH /api/v1/keys/{id}', 403, 'a key without the admin scope', () =>
+      send('PATCH', '/api/v1/keys/nope', writer, { headers: jsonHeaders, payload: '{"contact":null}' }),
+    ),
+    ex('PATCH /api/v1/keys/{id}', 404, 'an unknown id', () =>
+      send('PATCH', '/api/v1/keys/nope', admin, { headers: jsonHeaders, payload: '{"contact":null}' }),
+    ),
+    ex('PATCH /api/v1/keys/{id}', 415, 'an XML body', () =>
+      send('PATCH', '/api/v1/keys/nope', admin, {
+        headers: { 'content-type': 'application/xml' },
+        payload: '<key/>',
+      }),
+    ),
+    ex('GET /api/v1/audit', 200, 'the newest entries', () => get('/api/v1/audit?limit=5', admin)),
+    ex('GET /api/v1/audit', 200, 'key creations since a day', () =>
+      get('/api/v1/audit?action=keys.create&from=2026-11-01', admin),
+    ),
+    ex('GET /api/v1/audit', 400, 'a limit out of range', () => get('/api/v1/audit?limit=0', admin)),
+    ex('GET /api/v1/audit', 403, 'a key without the admin scope', () => get('/api/v1/audit', writer)),
+    ex('GET /api/v1/audit', 401, 'an unknown key', () => get('/api/v1/audit', BAD_KEY)),
 
     // Webhooks: test/webhooks/ delivers to real receivers; here only the admin answers.
     ex('POST /api/v1/webhooks', 201, 'registered', () => createWebhook()),

@@ -256,6 +256,8 @@ describe('GET /api/v1/openapi.json', () => {
       'GET /api/v1/keys/{id}': 'getKey',
       'DELETE /api/v1/keys/{id}': 'revokeKey',
       'POST /api/v1/keys/{id}/rotate': 'rotateKey',
+      'PATCH /api/v1/keys/{id}': 'updateKey',
+      'GET /api/v1/audit': 'listAudit',
       'POST /api/v1/webhooks': 'createWebhook',
       'GET /api/v1/webhooks': 'listWebhooks',
       'GET /api/v1/webhooks/{id}': 'getWebhook',

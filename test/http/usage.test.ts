@@ -13,6 +13,9 @@ interface Usage {
   limits: { name: string; limit: number; windowSeconds: number; remaining: number; resetAt: string }[];
   kinds: string[] | null;
   historyDays: number | null;
+  ownLimits: boolean;
+  expiresAt: string | null;
+  expiryWarning: string | null;
 }
 
 let h: Harness;
@@ -51,6 +54,9 @@ describe('GET /api/v1/usage', () => {
       ],
       kinds: null,
       historyDays: 31,
+      ownLimits: false,
+      expiresAt: null,
+      expiryWarning: null,
     });
   });
 

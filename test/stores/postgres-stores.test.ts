@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
+import { sql } from 'kysely';
 import pg from 'pg';
+import { createDb, createPool, migratePostgres } from '../../src/stores/postgres/database.js';
 import { openPostgresStores } from '../../src/stores/postgres/index.js';
 import { openPostgresStoresInFreshSchema, postgresSchemaUrl } from '../helpers/postgres.js';
 import { describeOrSkip } from '../helpers/skip.js';
@@ -20,6 +22,45 @@ describeOrSkip('PostgreSQL stores', { skip }, () => {
   storeBehaviour('PostgreSQL', openPostgresStoresInFreshSchema);
 
   describe('PostgreSQL specifics', () => {
+    test('a schema an older release left gains the key fields and the audit log, and keeps its keys', async () => {
+      const target = await postgresSchemaUrl();
+      if ('skip' in target) throw new Error(target.skip);
+      try {
+        const db = createDb(createPool(target.url, { schema: target.schema, max: 1 }));
+        try {
+          await migratePostgres(db, target.schema, '0005_webhook_endpoint_due');
+          await sql`insert into api_keys (id, hash, last4, name, tier, scopes, created_at) values ('key_old', 'h', 'abcd', 'old', 'free', 'read', 1)`.execute(
+            db,
+          );
+        } finally {
+          await db.destroy();
+        }
+        const stores = await openPostgresStores(target.url, { schema: target.schema });
+        try {
+          const record = await stores.keys.get('key_old');
+          assert.equal(record?.name, 'old');
+          assert.equal(record?.limits, null);
+          assert.equal(record?.allowedAddresses, null);
+          assert.equal(await stores.keys.update('key_old', { allowedAddresses: ['2001:db8::/32'] }), true);
+          assert.deepEqual((await stores.keys.get('key_old'))?.allowedAddresses, ['2001:db8::/32']);
+          await stores.audit.append({
+            time: 2,
+            actor: 'cli',
+            address: null,
+            action: 'keys.update',
+            target: 'key_old',
+            status: null,
+            code: null,
+          });
+          assert.equal((await stores.audit.list({ limit: 5 }))[0]?.target, 'key_old');
+        } finally {
+          await stores.close();
+        }
+      } finally {
+        await target.drop();
+      }
+    });
+
     test('migrations run once when several instances open one schema at the same time', async () => {
       const target = await postgresSchemaUrl();
       if ('skip' in target) throw new Error(target.skip);

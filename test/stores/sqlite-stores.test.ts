@@ -194,3 +194,55 @@ describe('SQLite: a full disk, as /readyz reports it', () => {
     }
   });
 });
+
+describe('SQLite: a database an older release left', () => {
+  test('gains the key fields and the audit log, keeps its keys, and a changed limit moves the key-change counter', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pricepoint-old-'));
+    const file = join(dir, 'pricepoint.db');
+    try {
+      // The schema as it was before per-key limits, with a key in it.
+      const old = openSqlite(file);
+      await migrateSqlite(old.db, '0006_webhook_endpoint_due');
+      old.raw
+        .prepare(
+          "insert into api_keys (id, hash, last4, name, tier, scopes, created_at) values ('key_old', 'h', 'abcd', 'old', 'free', 'read', 1)",
+        )
+        .run();
+      await old.db.destroy();
+
+      const stores = await openEmbeddedStores(file);
+      try {
+        const record = await stores.keys.get('key_old');
+        assert.equal(record?.name, 'old');
+        assert.equal(record?.limits, null);
+        assert.equal(record?.allowedAddresses, null);
+        assert.equal(record?.customerRef, null);
+        const raw = new SQLite(file);
+        const version = () =>
+          raw.prepare('select version from key_changes where id = 1').pluck().get() as number;
+        const before = version();
+        await stores.keys.update('key_old', { limits: [{ name: 'minute', limit: 5, windowSeconds: 60 }] });
+        assert.equal(version(), before + 1, 'servers polling the counter forget the cached key');
+        await stores.keys.update('key_old', { allowedAddresses: ['192.0.2.0/24'] });
+        assert.equal(version(), before + 2);
+        await stores.keys.update('key_old', { customerRef: 'C-1' });
+        assert.equal(version(), before + 2, 'owner fields are not in the cached check');
+        raw.close();
+        await stores.audit.append({
+          time: 2,
+          actor: 'cli',
+          address: null,
+          action: 'keys.update',
+          target: 'key_old',
+          status: null,
+          code: null,
+        });
+        assert.equal((await stores.audit.list({ limit: 5 })).length, 1);
+      } finally {
+        await stores.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

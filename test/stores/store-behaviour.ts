@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { dayBounds } from '../../src/domain/time/days.js';
 import type {
+  AuditStore,
   ImportPoint,
   KeyRecord,
   KeyStore,
@@ -21,6 +22,7 @@ import type {
 export interface OpenStores {
   readonly prices: PriceStore;
   readonly keys: KeyStore;
+  readonly audit?: AuditStore;
   close(): Promise<void>;
 }
 
@@ -54,6 +56,10 @@ function key(id: string, overrides: Partial<KeyRecord> = {}): KeyRecord {
     expiresAt: null,
     revokedAt: null,
     lastUsedAt: null,
+    limits: null,
+    allowedAddresses: null,
+    customerRef: null,
+    contact: null,
     ...overrides,
   };
 }
@@ -462,6 +468,44 @@ export function storeBehaviour(name: string, open: () => Promise<OpenStores>): v
         assert.equal(await keys.setTier('nope', 'pro'), false);
       }));
 
+    test('update changes the named fields only, round-trips limits and addresses, and null clears them', () =>
+      withStores(async ({ keys }) => {
+        await keys.insert(key('key_u', { customerRef: 'C-1', contact: 'ops@example.com' }));
+        const limits = [
+          { name: 'minute', limit: 600, windowSeconds: 60 },
+          { name: 'day', limit: 100_000, windowSeconds: 86_400 },
+        ];
+        assert.equal(
+          await keys.update('key_u', { limits, allowedAddresses: ['192.0.2.0/24', '2001:db8::/32'] }),
+          true,
+        );
+        assert.deepEqual(
+          await keys.get('key_u'),
+          key('key_u', {
+            customerRef: 'C-1',
+            contact: 'ops@example.com',
+            limits,
+            allowedAddresses: ['192.0.2.0/24', '2001:db8::/32'],
+          }),
+        );
+        assert.equal(
+          await keys.update('key_u', { limits: null, customerRef: null, expiresAt: T0 + 1, name: 'renamed' }),
+          true,
+        );
+        assert.deepEqual(
+          await keys.get('key_u'),
+          key('key_u', {
+            name: 'renamed',
+            expiresAt: T0 + 1,
+            contact: 'ops@example.com',
+            allowedAddresses: ['192.0.2.0/24', '2001:db8::/32'],
+          }),
+        );
+        assert.equal(await keys.update('key_missing', { name: 'x' }), false);
+        assert.equal(await keys.update('key_missing', {}), false);
+        assert.equal(await keys.update('key_u', {}), true);
+      }));
+
     test('rotate stores the replacement and caps the old expiry at expiresBy, keeping an earlier one', () =>
       withStores(async ({ keys }) => {
         await keys.insert(key('open'));
@@ -516,6 +560,62 @@ export function storeBehaviour(name: string, open: () => Promise<OpenStores>): v
         assert.equal((await keys.get('k1'))?.lastUsedAt, T0 + 200);
         assert.equal(await keys.get('unknown'), undefined);
         assert.equal((await keys.list()).length, 2);
+      }));
+  });
+
+  describe(`${name}: audit log`, () => {
+    const entry = (time: number, overrides: Partial<Parameters<AuditStore['append']>[0]> = {}) => ({
+      time,
+      actor: 'key_a',
+      address: '192.0.2.7',
+      action: 'keys.create',
+      target: 'key_t',
+      status: 201,
+      code: null,
+      ...overrides,
+    });
+
+    test('entries come back newest first with rising ids, filtered by time, action and actor, paged by id', () =>
+      withStores(async ({ audit }) => {
+        assert.ok(audit, 'the store keeps an audit log');
+        await audit.append(entry(T0));
+        await audit.append(entry(T0 + 1000, { action: 'keys.revoke', status: 404, code: 'not_found' }));
+        await audit.append(entry(T0 + 2000, { actor: 'cli', address: null, status: null, target: null }));
+        const all = await audit.list({ limit: 10 });
+        assert.deepEqual(
+          all.map((e) => e.time),
+          [T0 + 2000, T0 + 1000, T0],
+        );
+        assert.ok((all[0]?.id ?? 0) > (all[1]?.id ?? 0) && (all[1]?.id ?? 0) > (all[2]?.id ?? 0));
+        assert.deepEqual(all[1], {
+          id: all[1]?.id,
+          ...entry(T0 + 1000, { action: 'keys.revoke', status: 404, code: 'not_found' }),
+        });
+        assert.deepEqual(all[0], {
+          id: all[0]?.id,
+          ...entry(T0 + 2000, { actor: 'cli', address: null, status: null, target: null }),
+        });
+        const times = async (query: Parameters<AuditStore['list']>[0]) =>
+          (await audit.list(query)).map((e) => e.time);
+        assert.deepEqual(await times({ limit: 10, from: T0 + 1000 }), [T0 + 2000, T0 + 1000]);
+        assert.deepEqual(await times({ limit: 10, to: T0 + 1000 }), [T0]);
+        assert.deepEqual(await times({ limit: 10, action: 'keys.revoke' }), [T0 + 1000]);
+        assert.deepEqual(await times({ limit: 10, actor: 'cli' }), [T0 + 2000]);
+        assert.deepEqual(await times({ limit: 2 }), [T0 + 2000, T0 + 1000]);
+        assert.deepEqual(await times({ limit: 2, before: all[1]?.id ?? 0 }), [T0]);
+      }));
+
+    test('prune deletes entries older than its time, and only those', () =>
+      withStores(async ({ audit }) => {
+        assert.ok(audit, 'the store keeps an audit log');
+        for (const t of [T0, T0 + 1, T0 + 2]) await audit.append(entry(t));
+        await audit.prune(T0 + 2);
+        assert.deepEqual(
+          (await audit.list({ limit: 10 })).map((e) => e.time),
+          [T0 + 2],
+        );
+        await audit.prune(T0);
+        assert.equal((await audit.list({ limit: 10 })).length, 1);
       }));
   });
 

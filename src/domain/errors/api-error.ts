@@ -13,6 +13,7 @@ const CODES = {
   api_key_in_query: 'API key in the query string',
   insufficient_scope: 'Insufficient scope',
   outside_tier_history: 'Outside the tier history',
+  address_not_allowed: 'Address not allowed',
   rate_limited: 'Rate limit exceeded',
   too_many_auth_failures: 'Too many failed authentications',
   invalid_parameter: 'Invalid parameter',

@@ -197,6 +197,7 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions = 
         { name: 'usage', description: "The calling key's tier and limits." },
         { name: 'writes', description: 'Series metadata and prices (write and admin scopes).' },
         { name: 'keys', description: 'API keys (admin scope).' },
+        { name: 'audit', description: 'The audit log of admin actions (admin scope).' },
         {
           name: 'webhooks',
           description: 'Signed deliveries of price events to your endpoints (admin scope).',

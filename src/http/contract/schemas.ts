@@ -157,7 +157,7 @@ const PROBLEM_HEADERS: HeaderDocs = {
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'A parameter is unknown or malformed (invalid_parameter); `parameter` names it.',
   401: 'Missing, invalid or conflicting key, or a key in the query string.',
-  403: 'The key may not do this (insufficient_scope) or read that far back (outside_tier_history).',
+  403: 'The key may not do this (insufficient_scope), read that far back (outside_tier_history) or be used from this address (address_not_allowed).',
   404: 'An unknown series (unknown_series) or resource (not_found).',
   405: 'The path exists, but not for this method (method_not_allowed); `Allow` lists the methods.',
   406: 'The Accept header allows none of the media types this endpoint answers.',
@@ -173,7 +173,8 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
  * Statuses answered only after the key guard counted the request, so they always carry the
  * rate-limit headers. A 500 or 503 may come before counting (shutting down, tier not configured).
  */
-const COUNTED_STATUSES = new Set([400, 403, 404, 406, 413, 415, 422]);
+// 403 is not among them: address_not_allowed refuses before anything is counted.
+const COUNTED_STATUSES = new Set([400, 404, 406, 413, 415, 422]);
 
 function extraHeaders(status: number, counted: boolean): HeaderDocs {
   if (status === 401) {

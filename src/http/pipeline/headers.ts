@@ -27,7 +27,7 @@ export const EXPOSED_HEADERS = [
 /** The preflight: what @fastify/cors answers an `OPTIONS` request with. */
 export const CORS = {
   origin: '*',
-  methods: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE'],
+  methods: ['GET', 'HEAD', 'PUT', 'POST', 'PATCH', 'DELETE'],
   allowedHeaders: ['x-api-key', 'authorization', 'content-type', 'if-none-match', 'accept'],
   exposedHeaders: [...EXPOSED_HEADERS],
   maxAge: 7200,

@@ -179,6 +179,7 @@ export function priceWriteRoutes(
         },
         config: {
           swaggerTransform: ({ schema, url }) => ({ url, schema: { ...schema, body: PricesBodyDoc } }),
+          audit: { action: 'prices.write', target: (r) => (r.params as { symbol: string }).symbol },
         },
       },
       async (request, reply) => {

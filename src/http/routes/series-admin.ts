@@ -63,6 +63,7 @@ export function seriesAdminRoutes(
     '/api/v1/series/:symbol',
     {
       onRequest: deps.keyGuard({ scope: 'admin' }),
+      config: { audit: { action: 'series.upsert', target: (r) => (r.params as { symbol: string }).symbol } },
       schema: {
         operationId: 'upsertSeries',
         summary: 'Create or update a series',

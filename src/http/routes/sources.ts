@@ -257,6 +257,7 @@ export function sourceRoutes(
     '/api/v1/sources/:name/run',
     {
       onRequest: deps.keyGuard({ scope: 'admin' }),
+      config: { audit: { action: 'sources.run', target: (r) => (r.params as { name: string }).name } },
       schema: {
         operationId: 'runSource',
         summary: 'Run a source now',

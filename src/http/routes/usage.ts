@@ -1,5 +1,6 @@
 /**
- * `GET /api/v1/usage` (docs/api.md): the calling key's tier, its limits and what is left. It is
+ * `GET /api/v1/usage` (docs/api.md): the calling key's tier, its limits and what is left, and its
+ * expiry with a warning as it nears. Never the owner fields: those are the operator's. It is
  * keyed but not counted, so a client may ask as often as it likes, also when a limit is used up; its
  * rate-limit headers come from a peek and describe the counted endpoints.
  */
@@ -10,6 +11,10 @@ import type { RateLimiter } from '../../services/rate-limiter.js';
 import { jsonAnswer, RATE_LIMIT_HEADERS, uncountedErrors } from '../contract/schemas.js';
 import type { KeyGuard } from '../pipeline/admit.js';
 import { rateLimitHeaders } from '../pipeline/rate-limit-headers.js';
+
+/** How long before its expiry `/usage` warns of it: two weeks, time enough to get a new key. */
+export const EXPIRY_WARNING_DAYS = 14;
+const DAY_MS = 86_400_000;
 
 const UsageSchema = Type.Object({
   keyId: Type.String(),
@@ -29,7 +34,25 @@ const UsageSchema = Type.Object({
   historyDays: Type.Union([Type.Integer(), Type.Null()], {
     description: 'How many days back the tier may read; null: unlimited.',
   }),
+  ownLimits: Type.Boolean({ description: "The limits are the key's own, not its tier's." }),
+  expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'When the key stops working; null: never.',
+  }),
+  expiryWarning: Type.Union([Type.String(), Type.Null()], {
+    description: `Set from ${EXPIRY_WARNING_DAYS} days before the key expires: when, and what to do.`,
+  }),
 });
+
+/**
+ * The warning of a key that expires within `EXPIRY_WARNING_DAYS`, or `null`.
+ * @example expiryWarning(now + 3 * 86_400_000, now) // 'This key expires at …, in 3 days: …'
+ */
+export function expiryWarning(expiresAt: number | null, now: number): string | null {
+  if (expiresAt === null || expiresAt - now > EXPIRY_WARNING_DAYS * DAY_MS) return null;
+  const days = Math.ceil((expiresAt - now) / DAY_MS);
+  const when = days <= 1 ? 'within a day' : `in ${days} days`;
+  return `This key expires at ${new Date(expiresAt).toISOString()}, ${when}: ask the operator for a new key before then.`;
+}
 const NoQuery = Type.Object({}, { additionalProperties: false });
 
 export function usageRoutes(
@@ -74,6 +97,9 @@ export function usageRoutes(
         })),
         kinds: tier.kinds === null ? null : [...tier.kinds],
         historyDays: tier.historyDays,
+        ownLimits: key.limits != null,
+        expiresAt: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
+        expiryWarning: expiryWarning(key.expiresAt, now),
       };
     },
   );

@@ -6,7 +6,7 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors/api-error.js';
 import type { EventLog } from '../../stores/event-types.js';
 import { EVENT_TYPES, type WebhookService } from '../../webhooks/service.js';
@@ -81,12 +81,15 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDeps): vo
   const admin = deps.keyGuard({ scope: 'admin' });
   const { webhooks } = deps;
   const common = { onRequest: admin };
+  // The audit target of the routes of one endpoint: its id, as the path names it.
+  const idParam = (request: FastifyRequest) => (request.params as { id: string }).id;
   const tags = ['webhooks'];
 
   api.post(
     '/api/v1/webhooks',
     {
       ...common,
+      config: { audit: { action: 'webhooks.create' } },
       schema: {
         operationId: 'createWebhook',
         summary: 'Register a webhook',
@@ -104,6 +107,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDeps): vo
     async (request, reply) => {
       const latest = (await deps.events?.latestSeq()) ?? 0;
       const { endpoint, secret } = await webhooks.create(request.body, latest);
+      request.auditTarget = endpoint.id;
       return reply
         .code(201)
         .header('cache-control', 'no-store')
@@ -160,6 +164,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDeps): vo
     '/api/v1/webhooks/:id',
     {
       ...common,
+      config: { audit: { action: 'webhooks.delete', target: idParam } },
       schema: {
         operationId: 'deleteWebhook',
         summary: 'Remove a webhook',
@@ -190,6 +195,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDeps): vo
       `/api/v1/webhooks/:id/${action}`,
       {
         ...common,
+        config: { audit: { action: `webhooks.${action}`, target: idParam } },
         schema: {
           operationId: `${action}Webhook`,
           summary: enabled ? 'Enable a webhook' : 'Disable a webhook',
@@ -244,6 +250,15 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRoutesDeps): vo
     '/api/v1/webhooks/:id/deliveries/:eventId/redeliver',
     {
       ...common,
+      config: {
+        audit: {
+          action: 'webhooks.redeliver',
+          target: (r) => {
+            const { id, eventId } = r.params as { id: string; eventId: string };
+            return `${id}/${eventId}`;
+          },
+        },
+      },
       schema: {
         operationId: 'redeliverWebhook',
         summary: 'Redeliver an event',

@@ -160,6 +160,27 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Per-key limits, allowed addresses and owner fields (docs/keys-and-tiers.md), and the audit log
+  // (docs/audit.md).
+  '0006_key_fields_and_audit': {
+    async up(db: Kysely<unknown>) {
+      for (const column of ['limits', 'allowed_addresses', 'customer_ref', 'contact']) {
+        await db.schema.alterTable('api_keys').addColumn(column, 'text').execute();
+      }
+      await db.schema
+        .createTable('audit_log')
+        .addColumn('id', 'bigserial', (c) => c.primaryKey())
+        .addColumn('time', 'bigint', (c) => c.notNull())
+        .addColumn('actor', CODE_POINT_TEXT, (c) => c.notNull())
+        .addColumn('address', 'text')
+        .addColumn('action', CODE_POINT_TEXT, (c) => c.notNull())
+        .addColumn('target', 'text')
+        .addColumn('status', 'integer')
+        .addColumn('code', 'text')
+        .execute();
+      await db.schema.createIndex('audit_log_time').on('audit_log').columns(['time']).execute();
+    },
+  },
   // Counted requests per key and UTC hour, added to by every instance (docs/usage-history.md).
   '0007_usage_history': { up: (db: Kysely<unknown>) => createUsageHours(db, CODE_POINT_TEXT, 'bigint') },
   // One counter that every price and series write moves in its own transaction, so an instance
@@ -280,7 +301,12 @@ class OneSchemaIntrospector implements DatabaseIntrospector {
  * second instance waits and then finds nothing left to do. The lock is held by a session, so it
  * goes away with a crashed instance's connection.
  */
-export async function migratePostgres(db: Kysely<Database>, schema?: string): Promise<string[]> {
+export async function migratePostgres(
+  db: Kysely<Database>,
+  schema?: string,
+  /** Stop after this migration (tests build a database as an older release left it). */
+  upTo?: string,
+): Promise<string[]> {
   const target = schema ?? (await currentSchema(db));
   await ensureSchema(db, target);
   const migrator = new Migrator({
@@ -289,7 +315,9 @@ export async function migratePostgres(db: Kysely<Database>, schema?: string): Pr
     // Named explicitly: without it Kysely finds a migration table in any schema and skips creating ours.
     migrationTableSchema: target,
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (upTo === undefined
+    ? migrator.migrateToLatest()
+    : migrator.migrateTo(upTo));
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -8,6 +8,8 @@
  * const pg = await openPostgresStores(process.env.PRICEPOINT_DATABASE_URL!)
  * const stores: Stores = { ...pg, rateLimits, notices, close: async () => { await pg.close(); await redis.quit() } }
  */
+
+import { SqlAuditStore } from '../sql/audit-store.js';
 import { SHARED_POLL_MS, SqlEventLog } from '../sql/event-log.js';
 import { SqlKeyStore } from '../sql/key-store.js';
 import { SqlUsageStore } from '../sql/usage-store.js';
@@ -23,6 +25,7 @@ export type PostgresStores = Pick<Stores, 'prices' | 'keys' | 'close'> & {
   readonly events: SqlEventLog;
   readonly webhooks: SqlWebhookStore;
   readonly usage: SqlUsageStore;
+  readonly audit: SqlAuditStore;
 };
 
 export interface PostgresStoreOptions {
@@ -73,6 +76,7 @@ export async function openPostgresStores(
     prices,
     keys: new SqlKeyStore(db, engine),
     usage: SqlUsageStore.over(db, engine),
+    audit: new SqlAuditStore(db, engine),
     // Kysely's destroy ends the pool.
     close: () => {
       events.stop();

@@ -3,7 +3,8 @@
  * reach the database, and how last-used times are written, comes in as a `SqlEngine`.
  */
 import { type Kysely, sql } from 'kysely';
-import { type KeyRecord, type KeyStore, SCOPES, type Scope } from '../types.js';
+import type { LimitRule } from '../../domain/limits/tiers.js';
+import { type KeyChanges, type KeyRecord, type KeyStore, SCOPES, type Scope } from '../types.js';
 import type { SqlEngine } from './engine.js';
 import type { ApiKeysTable, SqlTables } from './schema.js';
 
@@ -19,7 +20,27 @@ function toRecord(row: ApiKeysTable): KeyRecord {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
+    limits: row.limits === null ? null : (JSON.parse(row.limits) as LimitRule[]),
+    allowedAddresses: row.allowed_addresses === null ? null : (JSON.parse(row.allowed_addresses) as string[]),
+    customerRef: row.customer_ref,
+    contact: row.contact,
   };
+}
+
+/** A list as its JSON column, `null` as NULL. */
+const json = (value: readonly unknown[] | null | undefined) => (value == null ? null : JSON.stringify(value));
+
+/** The columns `changes` names, and only those. */
+function changedColumns(changes: KeyChanges): Partial<ApiKeysTable> {
+  const columns: Partial<ApiKeysTable> = {};
+  if (changes.name !== undefined) columns.name = changes.name;
+  if (changes.tier !== undefined) columns.tier = changes.tier;
+  if (changes.expiresAt !== undefined) columns.expires_at = changes.expiresAt;
+  if (changes.limits !== undefined) columns.limits = json(changes.limits);
+  if (changes.allowedAddresses !== undefined) columns.allowed_addresses = json(changes.allowedAddresses);
+  if (changes.customerRef !== undefined) columns.customer_ref = changes.customerRef;
+  if (changes.contact !== undefined) columns.contact = changes.contact;
+  return columns;
 }
 
 /** @example const keys = new SqlKeyStore(db, engine) */
@@ -51,6 +72,10 @@ export class SqlKeyStore implements KeyStore {
       expires_at: record.expiresAt,
       revoked_at: record.revokedAt,
       last_used_at: record.lastUsedAt,
+      limits: json(record.limits),
+      allowed_addresses: json(record.allowedAddresses),
+      customer_ref: record.customerRef ?? null,
+      contact: record.contact ?? null,
     });
   }
 
@@ -91,6 +116,12 @@ export class SqlKeyStore implements KeyStore {
 
   async setTier(id: string, tier: string): Promise<boolean> {
     return this.engine.writeAll([this.db.updateTable('api_keys').set({ tier }).where('id', '=', id)]);
+  }
+
+  async update(id: string, changes: KeyChanges): Promise<boolean> {
+    const columns = changedColumns(changes);
+    if (Object.keys(columns).length === 0) return (await this.get(id)) !== undefined;
+    return this.engine.writeAll([this.db.updateTable('api_keys').set(columns).where('id', '=', id)]);
   }
 
   async rotate(id: string, replacement: KeyRecord, expiresBy: number): Promise<boolean> {

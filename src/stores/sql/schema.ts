@@ -46,6 +46,24 @@ export interface ApiKeysTable {
   expires_at: number | null;
   revoked_at: number | null;
   last_used_at: number | null;
+  /** The key's own limits as JSON (`[{ name, limit, windowSeconds }]`), or NULL for its tier's. */
+  limits: string | null;
+  /** The CIDRs it may be used from as JSON, or NULL for any address. */
+  allowed_addresses: string | null;
+  customer_ref: string | null;
+  contact: string | null;
+}
+
+/** The audit log (docs/audit.md): appended to, read and pruned by time, never updated. */
+export interface AuditLogTable {
+  id: Generated<number>;
+  time: number;
+  actor: string;
+  address: string | null;
+  action: string;
+  target: string | null;
+  status: number | null;
+  code: string | null;
 }
 
 /** The tables every SQL engine has; an engine may add its own (SQLite's `key_changes`). */
@@ -54,4 +72,5 @@ export interface SqlTables {
   prices: PricesTable;
   day_provenance: DayProvenanceTable;
   api_keys: ApiKeysTable;
+  audit_log: AuditLogTable;
 }

@@ -148,6 +148,32 @@ const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  // Per-key limits, allowed addresses and owner fields (docs/keys-and-tiers.md), and the audit log
+  // (docs/audit.md). A cached key must be forgotten when its limits or addresses change, so the
+  // trigger of 0002 is made again with them.
+  '0007_key_fields_and_audit': {
+    async up(db: Kysely<unknown>) {
+      for (const column of ['limits', 'allowed_addresses', 'customer_ref', 'contact']) {
+        await db.schema.alterTable('api_keys').addColumn(column, 'text').execute();
+      }
+      await sql`drop trigger api_keys_changed`.execute(db);
+      await sql`create trigger api_keys_changed after update of hash, tier, scopes, expires_at, revoked_at, limits, allowed_addresses on api_keys ${sql.raw('begin update key_changes set version = version + 1; end')}`.execute(
+        db,
+      );
+      await db.schema
+        .createTable('audit_log')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('time', 'integer', (c) => c.notNull())
+        .addColumn('actor', 'text', (c) => c.notNull())
+        .addColumn('address', 'text')
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('target', 'text')
+        .addColumn('status', 'integer')
+        .addColumn('code', 'text')
+        .execute();
+      await db.schema.createIndex('audit_log_time').on('audit_log').columns(['time']).execute();
+    },
+  },
   // Counted requests per key and UTC hour, added to by every instance (docs/usage-history.md).
   '0008_usage_history': { up: (db: Kysely<unknown>) => createUsageHours(db, 'text', 'integer') },
 };
@@ -218,10 +244,15 @@ function preparedOnce(raw: SQLite.Database): SqliteDatabase {
   };
 }
 
-/** Brings the schema up to date; returns the names of the migrations it applied. */
-export async function migrateSqlite(db: Kysely<Database>): Promise<string[]> {
+/**
+ * Brings the schema up to date, or up to the migration named `upTo` (tests build a database as an
+ * older release left it); returns the names of the migrations it applied.
+ */
+export async function migrateSqlite(db: Kysely<Database>, upTo?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = await (upTo === undefined
+    ? migrator.migrateToLatest()
+    : migrator.migrateTo(upTo));
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

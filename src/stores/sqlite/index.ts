@@ -1,6 +1,7 @@
 /** The embedded default: SQLite for keys and prices, in-process rate-limit counters. */
 import { MemoryNoticeBus } from '../memory/notice-bus.js';
 import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
+import { SqlAuditStore } from '../sql/audit-store.js';
 import { EMBEDDED_POLL_MS, SqlEventLog } from '../sql/event-log.js';
 import { SqlUsageStore } from '../sql/usage-store.js';
 import { SqlWebhookStore } from '../sql/webhook-store.js';
@@ -20,6 +21,7 @@ export interface EmbeddedStores extends Stores {
   readonly prices: SqlitePriceStore;
   readonly events: SqlEventLog;
   readonly usage: SqlUsageStore;
+  readonly audit: SqlAuditStore;
   /**
    * Calls `listener` when a key may have changed: at once when this process accepts a revocation,
    * and within `KEY_WATCH_MS` of a change any other process wrote. Servers then forget the keys
@@ -65,6 +67,7 @@ export async function openEmbeddedStores(path: string): Promise<EmbeddedStores> 
     prices,
     keys,
     usage: SqlUsageStore.over(db, engine),
+    audit: new SqlAuditStore(db, engine),
     rateLimits: new MemoryRateLimitStore(),
     notices: new MemoryNoticeBus(),
     onKeyChanges(listener) {

@@ -1,0 +1,50 @@
+/**
+ * Admin actions into the audit log (docs/audit.md). A route declares its action in its config
+ * (`config: { audit: { action: 'keys.revoke', target: (r) => r.params.id } }`); one `onSend` hook
+ * writes the entry with the acting key, the client address and the answer's status and problem code,
+ * before the answer leaves, so a client that has its answer finds the entry. Only authenticated
+ * requests are recorded: an unknown caller has no actor, and could otherwise fill the log.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuditAction, AuditService } from '../services/audit-service.js';
+
+export interface AuditRoute {
+  readonly action: AuditAction;
+  /** What the action is done to, from the request (a path parameter); a handler that makes the thing sets `request.auditTarget`. */
+  readonly target?: (request: FastifyRequest) => string | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The admin action this route performs, for the audit log. */
+    audit?: AuditRoute;
+  }
+  interface FastifyRequest {
+    /** The thing an audited action made (a new key's or webhook's id), set by its handler. */
+    auditTarget: string | null;
+  }
+}
+
+/** The `onSend` hook that records audited routes (registered once in app.ts). */
+export function auditHook(audit: AuditService) {
+  return async function recordAudit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const route = (request.routeOptions.config as { audit?: AuditRoute }).audit;
+    if (route === undefined || request.caller === null) return;
+    let target = request.auditTarget;
+    if (target === null) {
+      try {
+        target = route.target?.(request) ?? null;
+      } catch {
+        target = null;
+      }
+    }
+    await audit.record({
+      actor: request.caller.key.id,
+      address: request.ip,
+      action: route.action,
+      target,
+      status: reply.statusCode,
+      code: request.problemCode,
+    });
+  };
+}
