@@ -4,9 +4,9 @@
 // 64 MiB young generation (V8's default is 16) collects that in fewer, cheaper scavenges, about a
 // tenth of the server's CPU per request (bench/README.md). Started as `node bin/pricepoint.js`,
 // pass the flag yourself, as `npm start` does.
-import { holdTickShape } from '../dist/server/tick-shape.js';
+import { holdTickShape } from '../dist/speed/tick-shape.js';
 
-// Before anything else runs: keeps `process.nextTick` on V8's fast path (src/server/tick-shape.ts).
+// Before anything else runs: keeps `process.nextTick` on V8's fast path (src/speed/tick-shape.ts).
 await holdTickShape();
 const { main } = await import('../dist/cli/main.js');
 

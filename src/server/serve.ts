@@ -58,7 +58,6 @@ export async function startServer(config: Config): Promise<Running> {
   // Zone rules first: the development data and every day served are cut with them.
   const tz = useTzSource(config.tzData);
   const speed = await speedOf(config.fastPath);
-  await speed.holdTickShape();
   const metrics = createMetrics(speed.requestMetrics);
   let lastRedisLog = 0;
   let app: FastifyInstance | undefined;

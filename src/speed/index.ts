@@ -16,7 +16,6 @@ import { foldedRequestMetrics, foldingProven } from './folded-metrics.js';
 import { batchedDestination } from './log-destination.js';
 import { requestLineWriter } from './log-line.js';
 import { createRequestIds } from './request-id.js';
-import { holdTickShape } from './tick-shape.js';
 
 export interface Speed {
   readonly on: boolean;
@@ -34,8 +33,6 @@ export interface Speed {
   logDestination(): (DestinationStream & { close(): void }) | undefined;
   /** The fast entry in front of Fastify's listener, or undefined: Fastify answers everything. */
   fastEntry(deps: FastEntryDeps): FastEntryDeps['next'] | undefined;
-  /** Called first thing by a long-lived server (./tick-shape.ts). */
-  holdTickShape(): Promise<void>;
 }
 
 /** The speed parts for the switch `on`. */
@@ -50,7 +47,6 @@ export async function speedOf(on: boolean): Promise<Speed> {
       keyMemo: false,
       logDestination: () => undefined,
       fastEntry: () => undefined,
-      holdTickShape: async () => {},
     };
   }
   const folded = await foldingProven();
@@ -64,7 +60,6 @@ export async function speedOf(on: boolean): Promise<Speed> {
     keyMemo: true,
     logDestination: batchedDestination,
     fastEntry: createFastEntry,
-    holdTickShape,
   };
 }
 
