@@ -696,12 +696,14 @@ function report(results: Map<string, Map<string, Count>>): string {
     counts.every((c) => !counted(c) || settled(c.kept)) ? '' : ' (unsteady)';
   const verdict = (ratio: number, met: boolean) =>
     Number.isNaN(ratio) ? 'not counted' : met ? 'met' : 'not met';
+  const main = PATHS.some((p) => p.kind !== 'uncached');
   const lines = [
     `Instructions per request (callgrind, every thread): ${REQUESTS} keep-alive requests after ${WARMUP} uncounted, counted again until ${COUNTS} counts in a row agree within ${STEADY * 100}% (at most ${MAX_COUNTS} counts), the median of those ${COUNTS} taken. Spread = (highest - lowest) / median of the ${COUNTS}, with the counts made in brackets; "unsteady" where they never agreed. Switch off = Pricepoint with PRICEPOINT_FAST_PATH=false. Mixed traffic = ${MIX_URLS.length} URLs (${MIX_URLS.join(', ')}) with ${MIX_KEYS} keys over ${MIX_CONNECTIONS} keep-alive connections, one request at a time, interleaved; raw sends Pricepoint's bytes for each URL, Fastify serves only \`/prices/today\`. Node ${process.version}.`,
     '',
     '| protocol | path | raw | Fastify + rate-limit | Pricepoint | Pricepoint / raw | goal | Fastify / raw | switch off | switch off / raw | switch off: below Fastify | spread (raw, Fastify, Pricepoint, switch off) |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
   ];
+  if (!main) lines.length = 1;
   for (const protocol of PROTOCOLS) {
     for (const spec of PATHS) {
       if (spec.kind === 'uncached') continue;
