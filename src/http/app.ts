@@ -160,6 +160,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorateRequest('caller', null);
   app.decorateRequest('limitHeaders', null);
   app.decorateRequest('unitsTaken', 0);
+  app.decorateRequest('countedAt', null);
   app.decorateRequest('problemCode', null);
   app.decorateRequest('auditTarget', null);
   registerProblemHandling(app);
@@ -223,6 +224,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       problemCode: request.problemCode,
       fast: false,
       units: request.unitsTaken,
+      countedAt: request.countedAt,
     });
   });
 

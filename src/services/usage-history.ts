@@ -20,8 +20,11 @@ import {
 
 /** What the request recorder needs: one call per answered keyed request. */
 export interface UsageCounter {
-  /** Counts one request of `keyId` answered `status` that took `units` rate-limit units. */
-  count(keyId: string, status: number, units: number): void;
+  /**
+   * Counts one request of `keyId` answered `status` that took `units` rate-limit units, in the hour
+   * of `at` (when its limits were counted; now without it): an answer may be recorded a moment later.
+   */
+  count(keyId: string, status: number, units: number, at?: number): void;
 }
 
 /** The totals of one bucket of a read. */
@@ -97,8 +100,8 @@ export function createUsageHistory(deps: UsageHistoryDeps): UsageHistory {
     return slot;
   }
 
-  function count(keyId: string, status: number, units: number): void {
-    const now = clock();
+  function count(keyId: string, status: number, units: number, at?: number): void {
+    const now = at ?? clock();
     let slot = slots.get(keyId);
     if (slot === undefined || now >= slot.hourEnd || now < slot.hourStart) slot = open(keyId, now);
     slot.requests += 1;

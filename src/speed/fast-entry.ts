@@ -253,6 +253,7 @@ export function createFastEntry(deps: FastEntryDeps) {
       problemCode: null,
       fast: true,
       units: limits.cost,
+      countedAt: limits.nowMs,
     });
   }
 

@@ -20,6 +20,8 @@ declare module 'fastify' {
     limitHeaders: Record<string, string> | null;
     /** Rate-limit units the key guard took for this request (usage history); 0 when none. */
     unitsTaken: number;
+    /** When the key guard counted this request's limits (app-clock ms); `null` when it did not. */
+    countedAt: number | null;
   }
 }
 
@@ -139,9 +141,13 @@ export function createAdmission(auth: Authenticator, limiter: RateLimiter, optio
           const taken = await limiter.take(key, request.ip, weight, auth.failureGate(request.ip));
           request.limitHeaders = rateLimitHeaders(taken.decision, taken.nowMs, taken.cost);
           request.unitsTaken = taken.cost;
+          request.countedAt = taken.nowMs;
         } catch (error) {
           const limits = error instanceof ApiError ? error.options.limits : undefined;
-          if (limits) request.limitHeaders = rateLimitHeaders(limits.decision, limits.nowMs, limits.cost);
+          if (limits) {
+            request.limitHeaders = rateLimitHeaders(limits.decision, limits.nowMs, limits.cost);
+            request.countedAt = limits.nowMs;
+          }
           throw error;
         }
         reply.headers(request.limitHeaders);

@@ -27,6 +27,8 @@ export interface AnsweredRequest {
   readonly fast: boolean;
   /** Rate-limit units the request took: 0 when it was refused or not counted. */
   readonly units: number;
+  /** When its limits were counted (app-clock ms), if they were: its hour in the usage history. */
+  readonly countedAt?: number | null;
 }
 
 /** What the log line says, in the order pino writes the fields. */
@@ -63,7 +65,8 @@ export function createRecorder(
   return function record(r: AnsweredRequest): void {
     const tier = r.tier ?? 'none';
     metrics.requests.answered(r.route, r.method, r.status, tier, r.elapsedMs / 1000, r.fast);
-    if (usage !== undefined && r.keyId !== null) usage.count(r.keyId, r.status, r.units);
+    if (usage !== undefined && r.keyId !== null)
+      usage.count(r.keyId, r.status, r.units, r.countedAt ?? undefined);
     const code = r.problemCode;
     if (code === 'rate_limited') metrics.rateLimited.inc({ tier });
     else if (code !== null && (r.status === 401 || code === 'too_many_auth_failures')) {
