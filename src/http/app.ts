@@ -163,6 +163,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorateRequest('countedAt', null);
   app.decorateRequest('problemCode', null);
   app.decorateRequest('auditTarget', null);
+  app.decorateRequest('auditKeyId', null);
   registerProblemHandling(app);
   // Shared shapes, referenced by `$id` from the route schemas: one copy each in the document.
   app.addSchema(ProblemSchema);
