@@ -143,7 +143,7 @@ describe('key fields and the audit log from the command line', () => {
     assert.equal(text.code, 0, text.stderr);
     const [header, line, more] = text.stdout.trim().split('\n');
     assert.equal(header, 'id\ttime\tactor\taddress\taction\ttarget\tstatus\tcode\tkey');
-    X
+    assert.match(line ?? '', /\tcli\t-\tkeys\.revoke\tkey_[0-9A-Za-z]+\t-\t-\t-$/);
     assert.equal(more, undefined);
     const bad = await cli('audit', 'list', '--action', 'keys.nope');
     assert.notEqual(bad.code, 0);
