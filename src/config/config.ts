@@ -10,10 +10,10 @@ import { withDevConfig } from '../dev-data/dev-config.js';
 import { DEFAULT_SIGNUP_PER_ADDRESS, type SignupRules } from '../domain/keys/signup-rules.js';
 import { DEFAULT_TIERS, mergeTiers, type Tier, type TierOverride } from '../domain/limits/tiers.js';
 import type { Tariff } from '../domain/money/tariff.js';
+import { parseDuration } from '../domain/time/duration.js';
 import { type TzSourceOptions, tzFolderProblem } from '../domain/time/tz-source.js';
 import { checkMqttTariffs, type MqttConfig, MqttConfigError, parseMqtt } from '../mqtt/mqtt-config.js';
 import { parseSources, type SourceConfig, SourceConfigError } from '../sources/source-config.js';
-import { parseDuration } from '../domain/time/duration.js';
 import { type FxPairs, readConfigFile, type SignupEntry } from './config-file.js';
 import type { Env } from './environment.js';
 import { ConfigError } from './setting-kinds.js';
@@ -213,10 +213,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     }
   }
   const cwd = process.cwd();
-  const { settings, tiers: tierOverrides, sources, fx, tariffs, mqtt, signup, filePath } = readSettings(
-    env,
-    cwd,
-  );
+  const {
+    settings,
+    tiers: tierOverrides,
+    sources,
+    fx,
+    tariffs,
+    mqtt,
+    signup,
+    filePath,
+  } = readSettings(env, cwd);
   const tls = tlsSettings(settings, cwd);
   let tiers: Record<string, Tier>;
   try {

@@ -178,7 +178,8 @@ function publicUrlProblem(value: string): string | undefined {
   } catch {
     return 'not a URL (expected https://… such as https://prices.example.com)';
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'must start with https:// or http://';
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    return 'must start with https:// or http://';
   if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
     return 'must be an address without query, fragment or credentials, such as https://prices.example.com';
   }

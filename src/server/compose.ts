@@ -46,7 +46,12 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
   const clock = hooks.clock ?? Date.now;
   const stores = hooks.onStoreError ? guardStores(raw, hooks.onStoreError) : raw;
   const prices = priceServiceOf(config, stores.prices, clock);
-  const keys = createKeyService({ keys: stores.keys, tiers: config.tiers, keySecret: config.keySecret, clock });
+  const keys = createKeyService({
+    keys: stores.keys,
+    tiers: config.tiers,
+    keySecret: config.keySecret,
+    clock,
+  });
   return {
     stores,
     auth: createAuthenticator({

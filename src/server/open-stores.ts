@@ -19,7 +19,10 @@ import type { NoticeBus, Stores } from '../stores/types.js';
  * opened is a `ConfigError` naming the setting, so the operator sees which setting to fix.
  */
 export async function openStores(config: Config, hooks: StoreHooks = {}): Promise<Stores> {
-  let data: Pick<Stores, 'prices' | 'keys' | 'close' | 'events' | 'webhooks' | 'usage' | 'audit' | 'invitations'> &
+  let data: Pick<
+    Stores,
+    'prices' | 'keys' | 'close' | 'events' | 'webhooks' | 'usage' | 'audit' | 'invitations'
+  > &
     Partial<Pick<EmbeddedStores, 'onKeyChanges'>>;
   try {
     data = config.databaseUrl

@@ -60,8 +60,8 @@ export function keyInsert(db: Kysely<SqlTables>, record: KeyRecord) {
     allowed_addresses: json(record.allowedAddresses),
     customer_ref: record.customerRef ?? null,
     contact: record.contact ?? null,
-    });
-  }
+  });
+}
 
 /** @example const keys = new SqlKeyStore(db, engine) */
 export class SqlKeyStore implements KeyStore {
