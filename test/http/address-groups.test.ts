@@ -11,7 +11,9 @@ import { type Socket, connect as tcpConnect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
+import { DEV_DATA_DAYS_BACK } from '../../src/dev-data/dev-data.js';
 import { DEFAULT_TIERS } from '../../src/domain/limits/tiers.js';
+import { addDays, localDate } from '../../src/domain/time/days.js';
 import { createHarness, type Harness, listenHttps, testTls } from '../helpers/harness.js';
 import { type LoopbackAddresses, loopbackAddresses } from '../helpers/loopback-ipv6.js';
 
@@ -109,8 +111,9 @@ describe('slow readers cannot make the server hold their answers', () => {
    * take and under the bound for one connection, so the bound is passed by the readers together.
    */
   const PIPELINED = 2;
-  /** Every series over the development data's 90 days: about 2.7 MB of JSON. */
-  const LARGE = '/api/v1/prices?from=2026-08-24&to=2026-11-22';
+  /** Every series over the development data's days up to yesterday: about 2.7 MB of JSON. */
+  const today = localDate(Date.now(), 'UTC');
+  const LARGE = `/api/v1/prices?from=${addDays(today, 1 - DEV_DATA_DAYS_BACK)}&to=${addDays(today, -1)}`;
   let h: Harness;
   let server: Awaited<ReturnType<typeof listenHttps>>;
   let key: string;
@@ -217,7 +220,15 @@ describe('slow readers cannot make the server hold their answers', () => {
     // Their connections as the server holds them (a paused client does not notice a close).
     const ports = new Set(readers.map((socket) => socket.localPort));
     const held = () => [...accepted].filter((socket) => ports.has(socket.remotePort));
-    await sleep(1_000);
+    // Until the server has written enough of their answers to pass the bound and close some (on a
+    // loaded machine that takes longer than on a quiet one).
+    const passed = Date.now() + 30_000;
+    while (
+      (await metric(h, 'pricepoint_connections_closed_unsent_total')) === closedBefore &&
+      Date.now() < passed
+    ) {
+      await sleep(100);
+    }
     let gauge = 0;
     for (let i = 0; i < 5; i++) {
       gauge = Math.max(gauge, await metric(h, 'pricepoint_unsent_answer_bytes{of="largest_address"}'));
