@@ -36,6 +36,7 @@ import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { KeyViewSchema, keyRoutes } from './routes/keys.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { ownKeyRoutes } from './routes/own-key.js';
 import { pointerRoutes } from './routes/pointers.js';
 import { priceWriteRoutes } from './routes/price-writes.js';
 import { DayAnswerSchema, priceRoutes } from './routes/prices.js';
@@ -295,22 +296,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     countUnsent: (response, bytes) => countUnsent(response, bytes),
     ...(deps.eventStreams && { options: deps.eventStreams }),
   });
-  keyRoutes(app, {
-    keys: services.keys,
-    keyGuard,
-    clock,
-    changed: (keyId) => {
-      // This instance forgets at once; the others when the notice reaches them (or their cache expires).
-      services.auth.forget();
-      stores.notices.publish({ kind: 'keys', keyIds: [keyId] }).catch((error: unknown) => {
-        metrics.storeErrors.inc({ store: 'notices' });
-        app.log.warn(
-          { err: error },
-          'publishing a key change failed; other instances see it when their key cache expires',
-        );
-      });
-    },
-  });
+  const keyChanged = (keyId: string) => {
+    // This instance forgets at once; the others when the notice reaches them (or their cache expires).
+    services.auth.forget();
+    stores.notices.publish({ kind: 'keys', keyIds: [keyId] }).catch((error: unknown) => {
+      metrics.storeErrors.inc({ store: 'notices' });
+      app.log.warn(
+        { err: error },
+        'publishing a key change failed; other instances see it when their key cache expires',
+      );
+    });
+  };
+  keyRoutes(app, { keys: services.keys, keyGuard, clock, changed: keyChanged });
+  ownKeyRoutes(app, { keys: services.keys, keyGuard, changed: keyChanged });
 
   return app;
 }
