@@ -26,11 +26,15 @@ export const AUDIT_ACTIONS = [
   'webhooks.disable',
   'webhooks.redeliver',
   'sources.run',
+  'console.sign_in',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** The actor of entries the `pricepoint` command writes. */
 export const CLI_ACTOR = 'cli';
+
+/** The actor of a refused console sign-in whose key was not known: never the key itself. */
+export const UNKNOWN_ACTOR = 'unknown';
 
 const DAY_MS = 86_400_000;
 /** Longer text (a hostile path parameter) is cut: an entry names a thing, it does not store input. */

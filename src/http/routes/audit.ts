@@ -29,8 +29,9 @@ const AuditQuerySchema = Type.Object(
     // Not `key`: a parameter of that name is refused as a key in the URL (docs/keys-and-tiers.md).
     actor: Type.Optional(
       Type.String({
-        pattern: '^(?:key_[0-9A-Za-z]{1,64}|cli)$',
-        description: 'Entries of one acting key, by its id, or `cli` for the command line.',
+        pattern: '^(?:key_[0-9A-Za-z]{1,64}|cli|unknown)$',
+        description:
+          'Entries of one acting key, by its id; `cli` for the command line; `unknown` for refused console sign-ins with a key that was not known.',
       }),
     ),
     limit: Type.Optional(
@@ -53,7 +54,10 @@ const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.U
 const AuditEntrySchema = Type.Object({
   id: Type.Integer({ description: 'Rises with every entry.' }),
   time: Type.String({ format: 'date-time' }),
-  actor: Type.String({ description: 'The acting key id, or `cli` for the `pricepoint` command.' }),
+  actor: Type.String({
+    description:
+      'The acting key id; `cli` for the `pricepoint` command; `unknown` for a refused console sign-in with a key that was not known.',
+  }),
   address: Nullable(Type.String({ description: 'The client address; null for the command line.' })),
   action: Type.String({ description: `One of ${AUDIT_ACTIONS.join(', ')}.` }),
   target: Nullable(Type.String({ description: 'A key id, symbol, webhook id or source name.' })),
