@@ -35,6 +35,7 @@ import { consoleSignInRoutes } from './routes/console-sign-in.js';
 import { deviceRoutes } from './routes/devices.js';
 import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
+import { InvitationViewSchema, invitationRoutes } from './routes/invitations.js';
 import { KeyViewSchema, keyRoutes } from './routes/keys.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { ownKeyRoutes } from './routes/own-key.js';
@@ -165,6 +166,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorateRequest('countedAt', null);
   app.decorateRequest('problemCode', null);
   app.decorateRequest('auditTarget', null);
+  app.decorateRequest('auditKeyId', null);
   registerProblemHandling(app);
   // Shared shapes, referenced by `$id` from the route schemas: one copy each in the document.
   app.addSchema(ProblemSchema);
@@ -172,6 +174,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(SeriesInfoSchema);
   app.addSchema(TariffSchema);
   app.addSchema(KeyViewSchema);
+  app.addSchema(InvitationViewSchema);
   app.addSchema(WebhookViewSchema);
   await registerDocs(app, config.devData ? { demoKey: DEMO_API_KEY } : {});
   // The preflight, from the one header table (./pipeline/headers.ts).
@@ -298,6 +301,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     countUnsent: (response, bytes) => countUnsent(response, bytes),
     ...(deps.eventStreams && { options: deps.eventStreams }),
   });
+  invitationRoutes(app, { invitations: services.invitations, keyGuard, publicUrl: config.publicUrl });
   const keyChanged = (keyId: string) => {
     // This instance forgets at once; the others when the notice reaches them (or their cache expires).
     services.auth.forget();
