@@ -225,7 +225,11 @@ describe('hostile requests', () => {
           });
           // An event stream never ends: its body is left unread and the connection dropped.
           const streaming = isEventStream(response.headers);
-          if (streaming) response.body.destroy();
+          if (streaming) {
+            // undici ends a body destroyed before its end with an abort error: ours, not the server's.
+            response.body.on('error', () => {});
+            response.body.destroy();
+          }
           const body = streaming ? Buffer.alloc(0) : Buffer.from(await response.body.arrayBuffer());
           checkAnswer(request, { status: response.statusCode, headers: response.headers, body }, ring);
         }
