@@ -31,12 +31,14 @@ import { createRecorder } from './pipeline/record.js';
 import type { DayBuilder } from './render/day-content.js';
 import { auditRoutes } from './routes/audit.js';
 import { cheapestRoutes } from './routes/cheapest.js';
+import { consoleSignInRoutes } from './routes/console-sign-in.js';
 import { deviceRoutes } from './routes/devices.js';
 import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { InvitationViewSchema, invitationRoutes } from './routes/invitations.js';
 import { KeyViewSchema, keyRoutes } from './routes/keys.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { ownKeyRoutes } from './routes/own-key.js';
 import { pointerRoutes } from './routes/pointers.js';
 import { priceWriteRoutes } from './routes/price-writes.js';
 import { DayAnswerSchema, priceRoutes } from './routes/prices.js';
@@ -278,8 +280,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   sourceRoutes(app, { sources: deps.sources, configured: config.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
   if (services.usage)
-    usageHistoryRoutes(app, { usage: services.usage, keys: services.keys, keyGuard, clock });
+    usageHistoryRoutes(app, {
+      usage: services.usage,
+      keys: services.keys,
+      tiers: Object.keys(config.tiers),
+      keyGuard,
+      clock,
+    });
   auditRoutes(app, { audit: services.audit, keyGuard });
+  consoleSignInRoutes(app, { keyGuard });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);
   if (services.webhooks) webhookRoutes(app, { webhooks: services.webhooks, events: stores.events, keyGuard });
@@ -293,22 +302,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.eventStreams && { options: deps.eventStreams }),
   });
   invitationRoutes(app, { invitations: services.invitations, keyGuard, publicUrl: config.publicUrl });
-  keyRoutes(app, {
-    keys: services.keys,
-    keyGuard,
-    clock,
-    changed: (keyId) => {
-      // This instance forgets at once; the others when the notice reaches them (or their cache expires).
-      services.auth.forget();
-      stores.notices.publish({ kind: 'keys', keyIds: [keyId] }).catch((error: unknown) => {
-        metrics.storeErrors.inc({ store: 'notices' });
-        app.log.warn(
-          { err: error },
-          'publishing a key change failed; other instances see it when their key cache expires',
-        );
-      });
-    },
-  });
+  const keyChanged = (keyId: string) => {
+    // This instance forgets at once; the others when the notice reaches them (or their cache expires).
+    services.auth.forget();
+    stores.notices.publish({ kind: 'keys', keyIds: [keyId] }).catch((error: unknown) => {
+      metrics.storeErrors.inc({ store: 'notices' });
+      app.log.warn(
+        { err: error },
+        'publishing a key change failed; other instances see it when their key cache expires',
+      );
+    });
+  };
+  keyRoutes(app, { keys: services.keys, keyGuard, clock, changed: keyChanged });
+  ownKeyRoutes(app, { keys: services.keys, keyGuard, changed: keyChanged });
 
   return app;
 }

@@ -5,7 +5,8 @@
  * before the answer leaves, so a client that has its answer finds the entry. Only authenticated
  * requests are recorded: an unknown caller has no actor, and could otherwise fill the log. Routes
  * that need no key (claims, sign-up) say which answers are recorded, with actor `anonymous`: only
- * ones a client cannot repeat without bound (docs/invitations.md).
+ * ones a client cannot repeat without bound (docs/invitations.md); the console sign-in records its
+ * refusals that the failed-login budget counts (docs/audit.md).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ANONYMOUS_ACTOR, type AuditAction, type AuditService } from '../services/audit-service.js';
@@ -14,8 +15,11 @@ export interface AuditRoute {
   readonly action: AuditAction;
   /** What the action is done to, from the request (a path parameter); a handler that makes the thing sets `request.auditTarget`. */
   readonly target?: (request: FastifyRequest) => string | undefined;
-  /** For a route that needs no key: whether an answer of this status is recorded (actor `anonymous`). */
-  readonly open?: (status: number) => boolean;
+  /**
+   * Whether an answer without a known key is recorded (actor `anonymous`), by its status and problem
+   * code: for routes that need no key, and the console sign-in's refusals.
+   */
+  readonly open?: (status: number, code: string | null) => boolean;
 }
 
 declare module 'fastify' {
@@ -36,7 +40,7 @@ export function auditHook(audit: AuditService) {
   return async function recordAudit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const route = (request.routeOptions.config as { audit?: AuditRoute }).audit;
     if (route === undefined) return;
-    if (request.caller === null && route.open?.(reply.statusCode) !== true) return;
+    if (request.caller === null && route.open?.(reply.statusCode, request.problemCode) !== true) return;
     let target = request.auditTarget;
     if (target === null) {
       try {

@@ -30,6 +30,7 @@ export const AUDIT_ACTIONS = [
   'invitations.revoke',
   'invitations.claim',
   'signup',
+  'console.sign_in',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -31,7 +31,7 @@ const AuditQuerySchema = Type.Object(
       Type.String({
         pattern: '^(?:key_[0-9A-Za-z]{1,64}|cli|anonymous)$',
         description:
-          'Entries of one acting key, by its id, `cli` for the command line, or `anonymous` for claims and sign-ups.',
+          'Entries of one acting key, by its id, `cli` for the command line, or `anonymous` for claims, sign-ups and refused console sign-ins with an unknown key.',
       }),
     ),
     limit: Type.Optional(
@@ -56,7 +56,7 @@ const AuditEntrySchema = Type.Object({
   time: Type.String({ format: 'date-time' }),
   actor: Type.String({
     description:
-      'The acting key id, `cli` for the `pricepoint` command, or `anonymous` for claims and sign-ups.',
+      'The acting key id, `cli` for the `pricepoint` command, or `anonymous` for claims, sign-ups and refused console sign-ins with an unknown key.',
   }),
   address: Nullable(Type.String({ description: 'The client address; null for the command line.' })),
   action: Type.String({ description: `One of ${AUDIT_ACTIONS.join(', ')}.` }),
