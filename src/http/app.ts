@@ -278,7 +278,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   sourceRoutes(app, { sources: deps.sources, configured: config.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
   if (services.usage)
-    usageHistoryRoutes(app, { usage: services.usage, keys: services.keys, keyGuard, clock });
+    usageHistoryRoutes(app, {
+      usage: services.usage,
+      keys: services.keys,
+      tiers: Object.keys(config.tiers),
+      keyGuard,
+      clock,
+    });
   auditRoutes(app, { audit: services.audit, keyGuard });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);

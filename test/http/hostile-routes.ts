@@ -112,6 +112,13 @@ export const ROUTES: readonly RouteSpec[] = [
     query: ['from', 'to', 'granularity', 'tz', 'format'],
     body: 'none',
   },
+  {
+    method: 'GET',
+    url: '/api/v1/usage/overview',
+    access: 'admin',
+    query: ['from', 'to', 'granularity', 'tz', 'format'],
+    body: 'none',
+  },
   { method: 'POST', url: '/mcp', access: 'read', query: [], body: 'mcp' },
   { method: 'PUT', url: '/api/v1/series/:symbol', access: 'admin', query: [], body: 'series' },
   { method: 'PUT', url: '/api/v1/series/:symbol/prices', access: 'write', query: [], body: 'prices' },
