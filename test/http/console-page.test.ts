@@ -1,0 +1,199 @@
+/**
+ * The operator's console (/console, docs/console.md) in Debian's Chromium over real HTTPS, used as an
+ * operator would: sign in with an admin key, see the overview's charts drawn from real usage, create
+ * a key (shown once) and use it, see its usage on its page and download it as CSV, revoke another
+ * key, and find those actions in the audit log. Throughout: no request to another host, no CSP
+ * violation, no console error, no serious or critical axe-core finding, and the key in no storage
+ * of the browser. Screenshots land in test-artifacts/ (and docs/images/ with
+ * PRICEPOINT_SCREENSHOTS=docs).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { createHarness, listenHttps } from '../helpers/harness.js';
+import {
+  assertAccessible,
+  assertCleanPage,
+  keptInBrowser,
+  launchChromium,
+  openWatchedPage,
+  screenshot,
+} from '../helpers/pages.js';
+
+/** Pixels of a colour (not the greys of axes and grid) in the chart's canvases: what the series drew. */
+async function drawnPixels(page: Page, selector: string): Promise<number> {
+  return (await page.evaluate(`(() => {
+    let coloured = 0;
+    for (const canvas of document.querySelectorAll(${JSON.stringify(`${selector} canvas`)})) {
+      const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+      for (let i = 0; i < data.length; i += 4) {
+        const [r, g, b, a] = [data[i], data[i + 1], data[i + 2], data[i + 3]];
+        if (a > 0 && Math.max(r, g, b) - Math.min(r, g, b) > 60) coloured += 1;
+      }
+    }
+    return coloured;
+  })()`)) as number;
+}
+
+/** The number a stat card of the section shows under `label`. */
+async function stat(page: Page, label: string): Promise<number> {
+  const card = page.locator('.stat', { has: page.locator('.label', { hasText: label }) }).first();
+  return Number((await card.locator('.value').innerText()).replaceAll(',', ''));
+}
+
+test('an operator signs in, sees usage drawn, creates and uses a key, revokes one, and reads it all in the audit log', async (t) => {
+  const browser = await launchChromium(t);
+  if (browser === undefined) return;
+  const h = await createHarness({ https: true });
+  const server = await listenHttps(h);
+  const origin = new URL(server.base).origin;
+  const admin = await h.createKey({ name: 'operator', scopes: ['admin'] });
+  const doomed = await h.createKey({ name: 'old integration', tier: 'free' });
+  const reader = await h.createKey({ name: 'dashboard', tier: 'pro' });
+  try {
+    // Traffic before the operator looks: served reads, and a tier's limit used up by the demo key.
+    for (let n = 0; n < 5; n += 1) {
+      assert.equal((await server.get('/api/v1/prices/today?symbols=NO1', { 'x-api-key': reader.key })).status, 200);
+    }
+    let refused = 0;
+    for (let n = 0; n < 40 && refused === 0; n += 1) {
+      const answer = await server.get('/api/v1/prices/today?symbols=NO1', { 'x-api-key': h.demoKey });
+      if (answer.status === 429) refused += 1;
+    }
+    assert.ok(refused > 0, 'the demo tier refused a request');
+
+    const { context, page, watch } = await openWatchedPage(browser);
+    const loaded = await page.goto(`${server.base}/console`);
+    assert.match(loaded?.headers()['content-security-policy'] ?? '', /default-src 'none'/);
+    assert.equal(loaded?.headers()['x-frame-options'], 'DENY');
+    await assertAccessible(page, 'the sign-in form');
+    await screenshot(page, 'console-sign-in');
+
+    // A key that is not an admin's is refused in words, and nothing else happens.
+    await page.getByLabel('Admin key').fill(reader.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const refusal = page.locator('#sign-in-error');
+    await refusal.filter({ hasText: /admin/ }).waitFor();
+    assert.match(await refusal.innerText(), /insufficient_scope/);
+    assert.equal(await page.locator('#signed-in').isVisible(), false);
+
+    await page.getByLabel('Admin key').fill(admin.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#who', { hasText: admin.id }).waitFor();
+    assert.equal(await page.getByLabel('Admin key').inputValue(), '', 'the key is not left in the form');
+
+    // Overview: six charts, each drawn, and the counts of the traffic above.
+    await page.locator('[data-chart] canvas').nth(5).waitFor();
+    assert.ok((await stat(page, 'requests')) >= 5 + refused, 'the requests are counted');
+    assert.ok((await stat(page, 'refused by a limit (429)')) >= refused, 'the 429s are counted');
+    assert.ok((await drawnPixels(page, '[data-chart="requests"]')) > 50, 'the requests chart drew its series');
+    assert.ok((await drawnPixels(page, '[data-chart="rateLimited"]')) > 50, 'the 429 chart drew its series');
+    await assertAccessible(page, 'the overview');
+    await screenshot(page, 'console-overview', true);
+
+    // Keys: a new key, shown once, that works at once.
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('heading', { name: 'Keys' }).waitFor();
+    await page.getByRole('button', { name: 'New key' }).click();
+    const create = page.getByRole('dialog', { name: 'New key' });
+    await create.getByLabel('Name').fill('Acme weather app');
+    await create.getByLabel('Tier').selectOption('pro');
+    await create.getByLabel('Customer reference').fill('ACME-0042');
+    await assertAccessible(page, 'the new key dialog');
+    await screenshot(page, 'console-new-key');
+    await create.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByLabel('New key for Acme weather app');
+    await shown.waitFor();
+    const newKey = (await shown.innerText()).trim();
+    assert.match(newKey, /^pp_/, 'the new key is shown');
+    await screenshot(page, 'console-key-created');
+    for (let n = 0; n < 3; n += 1) {
+      const used = await server.get('/api/v1/prices/today?symbols=NO1', { 'x-api-key': newKey });
+      assert.equal(used.status, 200, 'the new key works');
+    }
+
+    // Search finds it by its customer reference; its page shows its usage, as a chart and as CSV.
+    await page.getByLabel('Search').fill('acme-0042');
+    const row = page.locator('tbody tr');
+    await row.filter({ hasText: 'Acme weather app' }).waitFor();
+    assert.equal(await row.count(), 1, 'the search leaves the one key');
+    await page.getByRole('link', { name: 'Acme weather app' }).click();
+    await page.getByRole('heading', { name: /Acme weather app/ }).waitFor();
+    await page.locator('.chart canvas').first().waitFor();
+    assert.equal(await stat(page, 'served'), 3, "the key's page counts its three requests");
+    assert.ok((await drawnPixels(page, '.chart')) > 20, "the key's chart drew its requests");
+    const saving = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    const csv = readFileSync((await (await saving).path())!, 'utf8');
+    assert.match(csv, /^start,end,/, `a usage CSV: ${csv.slice(0, 200)}`);
+    assert.equal(
+      csv
+        .trim()
+        .split('\n')
+        .slice(1)
+        .reduce((sum, line) => sum + Number(line.split(',')[3] ?? 0), 0) > 0,
+      true,
+      'its rows count the requests',
+    );
+    await assertAccessible(page, "a key's page");
+    await screenshot(page, 'console-key-page', true);
+
+    // Revoke the old key from the list: it stops working.
+    await page.getByRole('link', { name: '← All keys' }).click();
+    await page.getByRole('button', { name: 'Revoke old integration' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await page.locator('.notice.success', { hasText: 'Revoked old integration' }).waitFor();
+    assert.equal(
+      (await server.get('/api/v1/prices/today?symbols=NO1', { 'x-api-key': doomed.key })).status,
+      401,
+      'the revoked key is refused',
+    );
+    await screenshot(page, 'console-keys', true);
+
+    // The audit log lists both actions, by the operator's key.
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const entries = page.locator('tbody tr');
+    await entries.first().waitFor();
+    const log = await page.locator('tbody').innerText();
+    assert.match(log, new RegExp(`keys\\.revoke\\s+${doomed.id}\\s+${admin.id}`), `revoke listed: ${log}`);
+    assert.match(log, new RegExp(`keys\\.create\\s+key_\\w+\\s+${admin.id}`), `create listed: ${log}`);
+    // Filtered to one action.
+    await page.getByLabel('Action').selectOption('keys.revoke');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForFunction(`[...document.querySelectorAll('tbody tr')].every((r) => r.innerText.includes('keys.revoke'))`);
+    await assertAccessible(page, 'the audit log');
+    await screenshot(page, 'console-audit', true);
+
+    // Small screens: the sections stack, nothing is cut off.
+    await page.setViewportSize({ width: 420, height: 900 });
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.locator('[data-chart] canvas').nth(5).waitFor();
+    const overflow = (await page.evaluate(
+      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+    )) as number;
+    assert.ok(overflow <= 0, `no sideways scrolling on a phone (${overflow}px)`);
+    await screenshot(page, 'console-phone');
+
+    // The keys are in no storage of the browser, and a reload asks for the admin key again.
+    for (const moment of ['signed in', 'after a reload']) {
+      if (moment === 'after a reload') {
+        await page.reload();
+        await page.getByLabel('Admin key').waitFor();
+        assert.equal(await page.locator('#signed-in').isVisible(), false, 'the reloaded page is signed out');
+      }
+      const kept = await keptInBrowser(context, page);
+      for (const key of [admin.key, newKey]) {
+        assert.ok(!kept.includes(key), `${moment}, the browser keeps no key: ${kept.replaceAll(key, '<KEY>')}`);
+      }
+    }
+
+    // The refused sign-in is the one error the console logged (Chromium reports the 403 itself).
+    assertCleanPage(watch, origin, [/status of 403/]);
+  } finally {
+    await browser.close();
+    await server.close();
+    await h.close();
+  }
+});
