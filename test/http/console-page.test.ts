@@ -45,23 +45,41 @@ async function stat(page: Page, label: string): Promise<number> {
 test('an operator signs in, sees usage drawn, creates and uses a key, revokes one, and reads it all in the audit log', async (t) => {
   const browser = await launchChromium(t);
   if (browser === undefined) return;
-  const h = await createHarness({ https: true });
+  const h = await createHarness({ https: true, now: '2026-11-14T09:00:00Z' });
   const server = await listenHttps(h);
   const origin = new URL(server.base).origin;
-  const admin = await h.createKey({ name: 'operator', scopes: ['admin'] });
+  const admin = await h.createKey({ name: 'operator', tier: 'enterprise', scopes: ['admin'] });
   const doomed = await h.createKey({ name: 'old integration', tier: 'free' });
   const reader = await h.createKey({ name: 'dashboard', tier: 'pro' });
   try {
-    // Traffic before the operator looks: served reads, and a tier's limit used up by the demo key.
-    for (let n = 0; n < 5; n += 1) {
-      assert.equal((await server.get('/api/v1/prices/today?symbols=NO1', { 'x-api-key': reader.key })).status, 200);
-    }
+    // A week and a day of traffic before the operator looks, at the server's (fake) clock: reads of
+    // two keys on most days and hours, and bursts of the demo key that its minute limit refuses.
+    let served = 0;
     let refused = 0;
-    for (let n = 0; n < 40 && refused === 0; n += 1) {
-      const answer = await server.get('/api/v1/prices/today?symbols=NO1', { 'x-api-key': h.demoKey });
-      if (answer.status === 429) refused += 1;
+    const read = async (key: string) => {
+      const answer = await server.get('/api/v1/prices/today?symbols=NO1', { 'x-api-key': key });
+      if (answer.status === 200) served += 1;
+      else if (answer.status === 429) refused += 1;
+      else assert.fail(`a read answered ${answer.status}: ${answer.text}`);
+    };
+    h.clock.set('2026-11-14T09:20:00Z');
+    for (let day = 0; day < 7; day += 1) {
+      for (let n = 0; n < 3 + ((day * 5) % 7); n += 1) await read(reader.key);
+      for (let n = 0; n < 2 + (day % 3); n += 1) await read(doomed.key);
+      h.clock.advance(86_400_000);
     }
-    assert.ok(refused > 0, 'the demo tier refused a request');
+    h.clock.set('2026-11-21T12:10:00Z');
+    const beforeLastDay = served + refused;
+    for (let hour = 0; hour < 22; hour += 1) {
+      for (let n = 0; n < 2 + ((hour * 7) % 5); n += 1) await read(reader.key);
+      if (hour % 6 === 3) for (let n = 0; n < 34; n += 1) await read(h.demoKey);
+      h.clock.advance(3_600_000);
+    }
+    const lastDay = served + refused - beforeLastDay;
+    assert.ok(
+      refused > 0 && served > 100,
+      `the demo tier refused some requests (${served} served, ${refused} refused)`,
+    );
 
     const { context, page, watch } = await openWatchedPage(browser);
     const loaded = await page.goto(`${server.base}/console`);
@@ -85,9 +103,14 @@ test('an operator signs in, sees usage drawn, creates and uses a key, revokes on
 
     // Overview: six charts, each drawn, and the counts of the traffic above.
     await page.locator('[data-chart] canvas').nth(5).waitFor();
-    assert.ok((await stat(page, 'requests')) >= 5 + refused, 'the requests are counted');
-    assert.ok((await stat(page, 'refused by a limit (429)')) >= refused, 'the 429s are counted');
-    assert.ok((await drawnPixels(page, '[data-chart="requests"]')) > 50, 'the requests chart drew its series');
+    // Of the last day: what was sent since 12:10 yesterday, and the console's own requests.
+    const dayRequests = await stat(page, 'requests');
+    assert.ok(dayRequests >= lastDay, `the requests are counted: ${dayRequests} of at least ${lastDay}`);
+    assert.equal(await stat(page, 'refused by a limit (429)'), refused, 'every 429 is counted');
+    assert.ok(
+      (await drawnPixels(page, '[data-chart="requests"]')) > 50,
+      'the requests chart drew its series',
+    );
     assert.ok((await drawnPixels(page, '[data-chart="rateLimited"]')) > 50, 'the 429 chart drew its series');
     await assertAccessible(page, 'the overview');
     await screenshot(page, 'console-overview', true);
@@ -162,7 +185,9 @@ test('an operator signs in, sees usage drawn, creates and uses a key, revokes on
     // Filtered to one action.
     await page.getByLabel('Action').selectOption('keys.revoke');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForFunction(`[...document.querySelectorAll('tbody tr')].every((r) => r.innerText.includes('keys.revoke'))`);
+    await page.waitForFunction(
+      `[...document.querySelectorAll('tbody tr')].every((r) => r.innerText.includes('keys.revoke'))`,
+    );
     await assertAccessible(page, 'the audit log');
     await screenshot(page, 'console-audit', true);
 
@@ -185,7 +210,10 @@ test('an operator signs in, sees usage drawn, creates and uses a key, revokes on
       }
       const kept = await keptInBrowser(context, page);
       for (const key of [admin.key, newKey]) {
-        assert.ok(!kept.includes(key), `${moment}, the browser keeps no key: ${kept.replaceAll(key, '<KEY>')}`);
+        assert.ok(
+          !kept.includes(key),
+          `${moment}, the browser keeps no key: ${kept.replaceAll(key, '<KEY>')}`,
+        );
       }
     }
 
