@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { createHarness, listenHttps } from '../helpers/harness.js';
+import { parseSources } from '../../src/sources/source-config.js';
+import { createHarness, type Harness, listenHttps } from '../helpers/harness.js';
 import {
   assertAccessible,
   assertCleanPage,
@@ -34,6 +35,14 @@ async function drawnPixels(page: Page, selector: string): Promise<number> {
     }
     return coloured;
   })()`)) as number;
+}
+
+/** Signs in to the console at `base` with `key`; resolves once the overview is drawn. */
+async function signIn(page: Page, base: string, key: string): Promise<void> {
+  await page.goto(`${base}/console`);
+  await page.getByLabel('Admin key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.locator('[data-chart] canvas').nth(5).waitFor();
 }
 
 /** The number a stat card of the section shows under `label`. */
@@ -219,6 +228,134 @@ test('an operator signs in, sees usage drawn, creates and uses a key, revokes on
 
     // The refused sign-in is the one error the console logged (Chromium reports the 403 itself).
     assertCleanPage(watch, origin, [/status of 403/]);
+  } finally {
+    await browser.close();
+    await server.close();
+    await h.close();
+  }
+});
+
+/** A webhook of `h` with one failed delivery, made as hostile-requests.test.ts makes its own. */
+async function webhookWithFailedDelivery(
+  h: Harness,
+  adminKey: string,
+): Promise<{ id: string; eventId: string }> {
+  const created = await h.app.inject({
+    method: 'POST',
+    url: '/api/v1/webhooks',
+    headers: { 'x-api-key': adminKey, 'content-type': 'application/json' },
+    payload: { url: 'https://hooks.example.com/prices', events: ['day.published'] },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const { id } = created.json() as { id: string };
+  const eventId = 'evt_000000000042';
+  await h.stores.webhooks?.enqueue([id], 0, [
+    {
+      endpoint_id: id,
+      event_id: eventId,
+      event_seq: 1,
+      payload: '{}',
+      state: 'failed' as const,
+      attempts: 8,
+      next_attempt_at: null,
+      last_attempt_at: h.clock.now - 60_000,
+      last_status: 503,
+      last_latency_ms: 120,
+      last_error: 'the receiver answered 503',
+    },
+  ]);
+  return { id, eventId };
+}
+
+test('invitations made, claimed and revoked, a source run by hand, and a failed webhook delivery sent again, all from the console', async (t) => {
+  const browser = await launchChromium(t);
+  if (browser === undefined) return;
+  // A source whose upstream refuses connections (nothing leaves this machine): a run fails at once.
+  const sources = parseSources(
+    { ecb: { type: 'ecb', currencies: ['NOK'], baseUrl: 'http://127.0.0.1:9/' } },
+    {},
+  );
+  const h = await createHarness({ https: true, config: { sources } });
+  const server = await listenHttps(h);
+  const origin = new URL(server.base).origin;
+  const admin = await h.createKey({ name: 'operator', tier: 'enterprise', scopes: ['admin'] });
+  const hook = await webhookWithFailedDelivery(h, admin.key);
+  try {
+    const { page, watch } = await openWatchedPage(browser);
+    await signIn(page, server.base, admin.key);
+
+    // Invitations: one made here, its link shown once; claimed by a customer, it is used up.
+    await page.getByRole('link', { name: 'Invitations' }).click();
+    await page.getByRole('heading', { name: 'Invitations' }).waitFor();
+    for (const note of ['Acme trial', 'Globex pilot']) {
+      await page.getByRole('button', { name: 'New invitation' }).click();
+      const form = page.getByRole('dialog', { name: 'New invitation' });
+      await form.getByLabel('Tier').selectOption('pro');
+      await form.getByLabel('Note').fill(note);
+      if (note === 'Acme trial') {
+        await assertAccessible(page, 'the new invitation dialog');
+        await screenshot(page, 'console-new-invitation');
+      }
+      await form.getByRole('button', { name: 'Create invitation' }).click();
+      await page.locator('.notice.success', { hasText: 'Created an invitation' }).waitFor();
+      await page.locator('tbody tr', { hasText: note }).waitFor();
+    }
+    const link = (await page.getByLabel('Claim link').first().innerText()).trim();
+    assert.match(link, new RegExp(`^${origin}/portal/claim#.+`), `a claim link to this server: ${link}`);
+    await screenshot(page, 'console-invitations', true);
+    const token = decodeURIComponent(new URL(link).hash.slice(1));
+    const claimed = await server.request('POST', '/api/v1/invitations/claim', {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, name: 'Globex dashboard' }),
+    });
+    assert.equal(claimed.status, 201, claimed.text);
+    // The newest link is the Globex one: the list, drawn again, shows it used up.
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('heading', { name: 'Keys' }).waitFor();
+    await page.getByRole('link', { name: 'Invitations' }).click();
+    const globex = page.locator('tbody tr', { hasText: 'Globex pilot' });
+    await globex.filter({ hasText: 'used up' }).waitFor();
+    assert.match(await globex.innerText(), /1 of 1/);
+    await page.getByRole('button', { name: 'Revoke the invitation Acme trial' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await page.locator('tbody tr', { hasText: 'Acme trial' }).filter({ hasText: 'revoked' }).waitFor();
+
+    // Sources: the failed run is told in words, and the table shows it.
+    await page.getByRole('link', { name: 'Sources' }).click();
+    await page.getByRole('heading', { name: 'Sources' }).waitFor();
+    await page.getByRole('button', { name: 'Run now: ecb' }).click();
+    await page.locator('.notice.error', { hasText: 'ecb: failed' }).waitFor();
+    await page.locator('tbody tr', { hasText: 'ecb' }).filter({ hasText: 'failed' }).waitFor();
+    await assertAccessible(page, 'the sources');
+    await screenshot(page, 'console-sources');
+
+    // Webhooks: the failed delivery, sent again, is pending.
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('link', { name: 'Deliveries of https://hooks.example.com/prices' }).click();
+    const delivery = page.locator('tbody tr', { hasText: hook.eventId });
+    await delivery.filter({ hasText: 'failed' }).waitFor();
+    await page.getByRole('button', { name: `Redeliver ${hook.eventId}` }).click();
+    await page.locator('.notice.success', { hasText: `Queued ${hook.eventId}` }).waitFor();
+    await delivery.filter({ hasText: 'pending' }).waitFor();
+    await assertAccessible(page, "a webhook's deliveries");
+    await screenshot(page, 'console-deliveries');
+
+    // Every one of those actions is in the audit log, by the operator's key (the claim by no key).
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.locator('tbody tr').first().waitFor();
+    const log = await page.locator('tbody').innerText();
+    for (const action of [
+      'invitations.create',
+      'invitations.claim',
+      'invitations.revoke',
+      'sources.run',
+      'webhooks.redeliver',
+    ]) {
+      assert.match(log, new RegExp(action.replace('.', '\\.')), `${action} is listed: ${log}`);
+    }
+    assert.doesNotMatch(log, new RegExp(token.slice(0, 12)), 'the log holds no claim token');
+
+    assertCleanPage(watch, origin);
   } finally {
     await browser.close();
     await server.close();

@@ -43,7 +43,7 @@ export async function renderSources(context) {
             'button',
             {
               type: 'button',
-              'aria-label': `Run ${source.name} now`,
+              'aria-label': `Run now: ${source.name}`,
               disabled: source.running,
               onclick: async (/** @type {MouseEvent} */ event) => {
                 const button = /** @type {HTMLButtonElement} */ (event.currentTarget);
