@@ -105,11 +105,8 @@ describe('hostile requests', () => {
       victims: { revoke: await victims(), rotate: await victims() },
       revokedId: revoked.id,
       webhooks: { remove: await webhooks(), keep: await webhooks() },
-<<<<<<< HEAD
       assetsVersion: (await loadPageFiles()).version,
-=======
       invitations: await invitations(),
->>>>>>> wt-invite
     };
   });
   after(async () => {
