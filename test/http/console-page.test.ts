@@ -191,14 +191,26 @@ test('an operator signs in, sees usage drawn, creates and uses a key, revokes on
     const log = await page.locator('tbody').innerText();
     assert.match(log, new RegExp(`keys\\.revoke\\s+${doomed.id}\\s+${admin.id}`), `revoke listed: ${log}`);
     assert.match(log, new RegExp(`keys\\.create\\s+key_\\w+\\s+${admin.id}`), `create listed: ${log}`);
+    // The sign-ins too: the refused one with the reader's key and its code, then the operator's.
+    assert.match(
+      log,
+      new RegExp(`console\\.sign_in\\s+${admin.id}\\s+${admin.id}\\s+127\\.0\\.0\\.1\\s+200`),
+      `sign-in listed: ${log}`,
+    );
+    assert.match(
+      log,
+      new RegExp(`console\\.sign_in\\s+${reader.id}\\s+${reader.id}\\s+127\\.0\\.0\\.1\\s+403 insufficient_scope`),
+    );
+    assert.ok(!log.includes(reader.key) && !log.includes(admin.key), 'the log shows no key');
+    await assertAccessible(page, 'the audit log');
+    await screenshot(page, 'console-audit', true);
     // Filtered to one action.
     await page.getByLabel('Action').selectOption('keys.revoke');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForFunction(
       `[...document.querySelectorAll('tbody tr')].every((r) => r.innerText.includes('keys.revoke'))`,
     );
-    await assertAccessible(page, 'the audit log');
-    await screenshot(page, 'console-audit', true);
+    assert.equal(await entries.count(), 1, 'one revocation');
 
     // Small screens: the sections stack, nothing is cut off.
     await page.setViewportSize({ width: 420, height: 900 });
