@@ -85,7 +85,7 @@ export async function renderAudit(context) {
       'form',
       { class: 'toolbar', id: 'audit-filters' },
       field('Action', { tag: 'select', name: 'action', options: [['', 'Any'], ...names.map((n) => [n, n])] }),
-      field('Acting key', { name: 'actor', placeholder: 'key_… or cli', size: 18 }),
+      field('Acting key', { name: 'actor', placeholder: 'key_…, cli, anonymous', size: 18 }),
       field('From (UTC)', { name: 'from', type: 'datetime-local' }),
       field('To (UTC)', { name: 'to', type: 'datetime-local' }),
       h('button', { type: 'submit', class: 'primary' }, 'Filter'),
