@@ -1,7 +1,7 @@
 /**
  * The console's sign-in over real HTTPS (docs/audit.md, "Console sign-ins"): an admin key learns who it
  * is and leaves a `console.sign_in` entry with its address and outcome; a non-admin key is refused and
- * recorded with its id; a wrong key is refused and recorded as `unknown`, never with the key, and
+ * recorded with its id; a wrong key is refused and recorded as `anonymous`, never with the key, and
  * only as often as the failed-login budget allows; bad input is problem+json.
  */
 import assert from 'node:assert/strict';
@@ -85,7 +85,7 @@ test('a key without the admin scope is refused and recorded with its id', async 
   assert.equal(entry?.action, 'console.sign_in');
 });
 
-test('a wrong key is recorded as unknown, never the key, and no more often than the failed-login budget', async () => {
+test('a wrong key is recorded as anonymous, never the key, and no more often than the failed-login budget', async () => {
   h.clock.advance(60_000); // a fresh budget window
   const wrong = 'pp_live_WrongKeyTypedIntoTheConsole00000000';
   const statuses: number[] = [];
@@ -94,12 +94,12 @@ test('a wrong key is recorded as unknown, never the key, and no more often than 
   // No key at all: a misconfigured client, not a guess; not counted, so not recorded.
   h.clock.advance(60_000);
   assert.equal((await signIn({})).status, 401);
-  const unknown = await entries('actor=unknown');
+  const unknown = await entries('actor=anonymous');
   assert.equal(unknown.length, BUDGET);
   for (const entry of unknown) {
     assert.deepEqual(entry, {
       ...entry,
-      actor: 'unknown',
+      actor: 'anonymous',
       address: '127.0.0.1',
       action: 'console.sign_in',
       target: null,

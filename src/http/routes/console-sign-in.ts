@@ -2,7 +2,7 @@
  * `POST /api/v1/console/sign-in` (docs/audit.md, "Console sign-ins"): the console calls it once when
  * an operator signs in with an admin key, to learn whose key it holds and to leave an entry in the
  * audit log. A refusal is recorded too (a non-admin key with its id; a wrong key with actor
- * `unknown`, never the key), as far as the failed-login budget lets it be tried.
+ * `anonymous`, never the key), as far as the failed-login budget lets it be tried.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
@@ -20,6 +20,15 @@ const SignedIn = Type.Object({
     description: 'When the key stops working, RFC 3339; null: never.',
   }),
 });
+/**
+ * Refusals of a key that took a unit of the address' failed-login budget (docs/keys-and-tiers.md):
+ * recorded, since the budget bounds how fast anyone adds them. A request without a key takes none.
+ */
+const BUDGETED_REFUSALS: ReadonlySet<string | null> = new Set([
+  'invalid_api_key',
+  'conflicting_api_keys',
+  'api_key_in_query',
+]);
 const NoQuery = Type.Object({}, { additionalProperties: false });
 // Nothing to send: an empty object or no body at all.
 const NoBody = Type.Object({}, { additionalProperties: false });
@@ -31,7 +40,11 @@ export function consoleSignInRoutes(app: FastifyInstance, deps: { keyGuard: KeyG
     {
       onRequest: deps.keyGuard({ scope: 'admin' }),
       config: {
-        audit: { action: 'console.sign_in', target: (request) => request.caller?.key.id, refusals: true },
+        audit: {
+          action: 'console.sign_in',
+          target: (request) => request.caller?.key.id,
+          open: (_status, code) => BUDGETED_REFUSALS.has(code),
+        },
       },
       preValidation: async (request) => {
         request.body ??= {};
