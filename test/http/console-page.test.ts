@@ -199,7 +199,9 @@ test('an operator signs in, sees usage drawn, creates and uses a key, revokes on
     );
     assert.match(
       log,
-      new RegExp(`console\\.sign_in\\s+${reader.id}\\s+${reader.id}\\s+127\\.0\\.0\\.1\\s+403 insufficient_scope`),
+      new RegExp(
+        `console\\.sign_in\\s+${reader.id}\\s+${reader.id}\\s+127\\.0\\.0\\.1\\s+403 insufficient_scope`,
+      ),
     );
     assert.ok(!log.includes(reader.key) && !log.includes(admin.key), 'the log shows no key');
     await assertAccessible(page, 'the audit log');
