@@ -71,6 +71,9 @@ export const ROUTES: readonly RouteSpec[] = [
   open('/docs/yaml'),
   open('/docs/static/*'),
   open('/*', 'OPTIONS'),
+  open('/console'),
+  open('/console/'),
+  open('/assets/:version/*'),
   { method: 'GET', url: '/api/v1/prices/today', access: 'read', query: READ, body: 'none' },
   { method: 'GET', url: '/api/v1/prices/latest', access: 'read', query: READ, body: 'none' },
   { method: 'GET', url: '/api/v1/prices/:date', access: 'read', query: READ, body: 'none' },
@@ -202,6 +205,8 @@ export interface KeyRing {
   readonly revokedId: string;
   /** Webhook ids for the webhook routes, one set to remove and one kept, with one delivery each (`FUZZ_EVENT_ID`). */
   readonly webhooks: { readonly remove: readonly string[]; readonly keep: readonly string[] };
+  /** The version in the pages' asset URLs (`/assets/<version>/...`, src/http/pages/pages.ts). */
+  readonly assetsVersion: string;
   /** Invitations for the invitation routes: ids (some revoked by the fuzzing) and the tokens of others. */
   readonly invitations: { readonly ids: readonly string[]; readonly tokens: readonly string[] };
 }
