@@ -147,8 +147,11 @@ export async function copyText(text, status, field) {
 /** `2026-11-22T10:15:03.120Z` as the reader's local date and time, with the zone's name. */
 export function localTime(iso) {
   return new Date(iso).toLocaleString(undefined, {
-    dateStyle: 'medium',
-    timeStyle: 'short',
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
     timeZoneName: 'short',
   });
 }
