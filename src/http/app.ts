@@ -23,6 +23,7 @@ import { clientErrorAnswer, registerProblemHandling, sendProblem } from './contr
 import { foldEnumCase } from './contract/read-query.js';
 import { ProblemSchema } from './contract/schemas.js';
 import type { Metrics } from './metrics.js';
+import { registerPages } from './pages/pages.js';
 import { createAdmission } from './pipeline/admit.js';
 import { createAnswerCache } from './pipeline/answer-cache.js';
 import { CORS, commonHeaders } from './pipeline/headers.js';
@@ -172,6 +173,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(KeyViewSchema);
   app.addSchema(WebhookViewSchema);
   await registerDocs(app, config.devData ? { demoKey: DEMO_API_KEY } : {});
+  // The console and the portal (./pages/), from web/.
+  await registerPages(app);
   // The preflight, from the one header table (./pipeline/headers.ts).
   await app.register(cors, CORS);
 
@@ -275,7 +278,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   sourceRoutes(app, { sources: deps.sources, configured: config.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
   if (services.usage)
-    usageHistoryRoutes(app, { usage: services.usage, keys: services.keys, keyGuard, clock });
+    usageHistoryRoutes(app, {
+      usage: services.usage,
+      keys: services.keys,
+      tiers: Object.keys(config.tiers),
+      keyGuard,
+      clock,
+    });
   auditRoutes(app, { audit: services.audit, keyGuard });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);

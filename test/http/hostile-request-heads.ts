@@ -170,6 +170,7 @@ function segmentArb(ring: KeyRing): fc.Arbitrary<string> {
 
 function paramArb(ring: KeyRing, route: RouteSpec, name: string): fc.Arbitrary<string> {
   if (name === 'date') return dayArb;
+  if (name === 'version') return mostly(fc.constant(ring.assetsVersion), fc.stringMatching(/^[\w-]{0,14}$/));
   // Prices are written to the two PT15M series whose grid the generated points lie on; series are
   // updated or created.
   if (name === 'symbol' && route.body === 'prices') return mostly(fc.constantFrom('NO1', 'de-lu'), symbolArb);
@@ -199,6 +200,27 @@ const DOC_FILES = mostly(
   2,
 );
 
+/** What `/assets/<version>/*` may be asked for: the pages' files, their HTML, and ways out. */
+const PAGE_FILES = mostly(
+  fc.constantFrom(
+    'shared/style.css',
+    'shared/api.js',
+    'console/app.js',
+    'vendor/uplot.js',
+    'vendor/uplot.css',
+  ),
+  fc.constantFrom(
+    ...[
+      '../../../package.json',
+      '%2e%2e/%2e%2e/package.json',
+      '..%2f..%2fpackage.json',
+      'console/index.html',
+    ],
+    ...['..%5c..%5cpackage.json', '%00', '.', '', 'shared/', 'vendor/../../package.json', '.env'],
+  ),
+  2,
+);
+
 function pathArb(ring: KeyRing, route: RouteSpec): fc.Arbitrary<string> {
   const segment = segmentArb(ring);
   if (route.url === '/*') {
@@ -213,7 +235,7 @@ function pathArb(ring: KeyRing, route: RouteSpec): fc.Arbitrary<string> {
     .split('/')
     .slice(1)
     .map((part) => {
-      if (part === '*') return mostly(DOC_FILES, segment);
+      if (part === '*') return mostly(route.url.startsWith('/assets/') ? PAGE_FILES : DOC_FILES, segment);
       if (part.startsWith(':')) return mostly(paramArb(ring, route, part.slice(1)), segment, 3);
       const variants = fc.constantFrom(
         part.toUpperCase(),

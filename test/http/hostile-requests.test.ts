@@ -26,6 +26,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
 import { generateKey } from '../../src/domain/keys/key-format.js';
+import { loadPageFiles } from '../../src/http/pages/pages.js';
 import { parseSources } from '../../src/sources/source-config.js';
 import { createHarness, type Harness, listenHttps } from '../helpers/harness.js';
 import { type Answer, checkAnswer, followUps, nodeHeaders, seen } from './hostile-answers.js';
@@ -90,6 +91,7 @@ describe('hostile requests', () => {
       victims: { revoke: await victims(), rotate: await victims() },
       revokedId: revoked.id,
       webhooks: { remove: await webhooks(), keep: await webhooks() },
+      assetsVersion: (await loadPageFiles()).version,
     };
   });
   after(async () => {

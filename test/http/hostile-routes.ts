@@ -60,6 +60,9 @@ export const ROUTES: readonly RouteSpec[] = [
   open('/docs/yaml'),
   open('/docs/static/*'),
   open('/*', 'OPTIONS'),
+  open('/console'),
+  open('/console/'),
+  open('/assets/:version/*'),
   { method: 'GET', url: '/api/v1/prices/today', access: 'read', query: READ, body: 'none' },
   { method: 'GET', url: '/api/v1/prices/latest', access: 'read', query: READ, body: 'none' },
   { method: 'GET', url: '/api/v1/prices/:date', access: 'read', query: READ, body: 'none' },
@@ -106,6 +109,13 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     url: '/api/v1/usage/history',
     access: 'read',
+    query: ['from', 'to', 'granularity', 'tz', 'format'],
+    body: 'none',
+  },
+  {
+    method: 'GET',
+    url: '/api/v1/usage/overview',
+    access: 'admin',
     query: ['from', 'to', 'granularity', 'tz', 'format'],
     body: 'none',
   },
@@ -171,6 +181,8 @@ export interface KeyRing {
   readonly revokedId: string;
   /** Webhook ids for the webhook routes, one set to remove and one kept, with one delivery each (`FUZZ_EVENT_ID`). */
   readonly webhooks: { readonly remove: readonly string[]; readonly keep: readonly string[] };
+  /** The version in the pages' asset URLs (`/assets/<version>/...`, src/http/pages/pages.ts). */
+  readonly assetsVersion: string;
 }
 
 /** The event of the one delivery each kept webhook has, so that redelivering it can succeed. */
