@@ -1,8 +1,9 @@
 /**
  * Calls to this server's API from the portal's pages, and their problems in plain words
- * (docs/portal.md). Only relative URLs: the pages talk to the server that served them and nothing
- * else. A key is passed in per call and sent as `x-api-key`, never put in a URL.
+ * (docs/portal.md), over the pages' shared fetch wrapper (../shared/api.js): relative URLs only, a
+ * key only in the `x-api-key` header, never in a URL.
  */
+import { ApiProblem, createClient } from '../shared/api.js';
 
 /**
  * What a key holder reads for each problem code the portal's calls can meet; the server's own
@@ -28,6 +29,7 @@ const WORDS = {
   signup_closed:
     'Sign-up without an invitation is not open on this server: ask the operator for an invitation.',
   invalid_parameter: 'The server did not accept what was sent.',
+  network: 'The server could not be reached. Check your connection and try again.',
   payload_too_large: 'What was sent is too long.',
   service_unavailable: 'The server cannot answer right now; try again in a moment.',
   internal: 'The server failed to answer; try again, and tell the operator if it keeps happening.',
@@ -39,64 +41,73 @@ const WORDS = {
  * @typedef {{ code: string, status: number, headline: string, detail: string, requestId: string | undefined }} Problem
  */
 
-/** @returns {Problem} */
-function problemOf(status, body) {
-  const code = typeof body?.code === 'string' ? body.code : `http_${status}`;
-  const title = typeof body?.title === 'string' ? body.title : `The server answered ${status}.`;
-  const detail = typeof body?.detail === 'string' ? body.detail : '';
+/**
+ * `error` (an `ApiProblem`, or anything else thrown) as the pages show it.
+ * @param {unknown} error
+ * @returns {Problem}
+ */
+function problemOf(error) {
+  if (!(error instanceof ApiProblem)) {
+    return {
+      code: 'page',
+      status: 0,
+      headline: 'Something went wrong in this page; reload it and try again.',
+      detail: String(error instanceof Error ? error.message : error),
+      requestId: undefined,
+    };
+  }
   return {
-    code,
-    status,
-    headline: WORDS[code] ?? title,
-    detail,
-    requestId: typeof body?.requestId === 'string' ? body.requestId : undefined,
+    code: error.code,
+    status: error.status,
+    headline: WORDS[error.code] ?? error.message,
+    detail: error.detail ?? '',
+    requestId: error.requestId,
   };
 }
 
 /**
- * One call to the API. Resolves `{ ok: true, status, data, response }` (data: parsed JSON, or text
- * for `accept: 'text/csv'`) or `{ ok: false, problem }`; it never throws, so no failure goes unseen.
- * @param {string} path relative to this server, starting with /api/v1/
- * @param {{ key?: string, method?: string, body?: unknown, accept?: string }} [options]
+ * A `POST` that carries no key (claiming an invitation, signing up): the JSON answer, or an
+ * `ApiProblem` thrown as the shared client throws it.
  */
-export async function call(path, options = {}) {
-  const headers = { accept: options.accept ?? 'application/json' };
-  if (options.key !== undefined) headers['x-api-key'] = options.key;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
+async function postWithoutKey(path, body) {
   let response;
   try {
     response = await fetch(path, {
-      method: options.method ?? 'GET',
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      cache: 'no-store',
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
       credentials: 'omit',
+      cache: 'no-store',
       referrerPolicy: 'no-referrer',
     });
+  } catch {
+    throw new ApiProblem(0, { code: 'network', title: 'The server could not be reached' });
+  }
+  const answer = await response.json().catch(() => ({}));
+  if (response.ok) return answer;
+  throw new ApiProblem(response.status, {
+    requestId: response.headers.get('x-request-id') ?? undefined,
+    ...answer,
+  });
+}
+
+/**
+ * One call to the API, with `key` where given. Resolves `{ ok: true, data }` (for `csv: true`,
+ * `data` is `{ text, filename }`) or `{ ok: false, problem }`; it never throws, so no failure goes
+ * unseen.
+ * @param {string} path relative to this server, starting with /api/v1/
+ * @param {{ key?: string, method?: 'GET' | 'POST', body?: unknown, query?: Record<string, string>, csv?: boolean }} [options]
+ */
+export async function call(path, options = {}) {
+  try {
+    if (options.key === undefined) return { ok: true, data: await postWithoutKey(path, options.body ?? {}) };
+    const client = createClient(options.key);
+    if (options.method === 'POST') return { ok: true, data: await client.post(path, options.body) };
+    if (options.csv) return { ok: true, data: await client.getCsv(path, options.query) };
+    return { ok: true, data: await client.get(path, options.query) };
   } catch (error) {
-    return {
-      ok: false,
-      problem: {
-        code: 'network',
-        status: 0,
-        headline: 'The server could not be reached. Check your connection and try again.',
-        detail: String(error?.message ?? error),
-        requestId: undefined,
-      },
-    };
+    return { ok: false, problem: problemOf(error) };
   }
-  const type = response.headers.get('content-type') ?? '';
-  const text = await response.text();
-  let data = text;
-  if (type.includes('json')) {
-    try {
-      data = JSON.parse(text);
-    } catch {
-      data = undefined;
-    }
-  }
-  if (!response.ok) return { ok: false, problem: problemOf(response.status, data) };
-  return { ok: true, status: response.status, data, response };
 }
 
 /**

@@ -3,6 +3,7 @@
  * left and your usage, download it as CSV, and rotate the key where the tier allows it. The key lives
  * in this module's closure only: never in storage, a cookie or the URL; a reload asks for it again.
  */
+import { download } from '../shared/api.js';
 import { call, copyText, localTime, showProblem } from './api.js';
 import { drawUsage } from './usage-chart.js';
 
@@ -16,6 +17,8 @@ function readerZone() {
     return 'UTC';
   }
 }
+
+const HISTORY = '/api/v1/usage/history';
 
 const PERIODS = {
   day: { granularity: 'PT1H', label: 'per hour, over the last day', zone: () => 'UTC' },
@@ -127,17 +130,16 @@ function main() {
     return true;
   }
 
-  function historyPath(format) {
-    const p = PERIODS[period];
-    const query = new URLSearchParams({ granularity: p.granularity });
-    if (period === 'month' && monthZone !== 'UTC') query.set('tz', monthZone);
-    if (format === 'csv') query.set('format', 'csv');
-    return `/api/v1/usage/history?${query}`;
+  /** The usage history's query for the period on screen. */
+  function historyQuery() {
+    const query = { granularity: PERIODS[period].granularity };
+    if (period === 'month' && monthZone !== 'UTC') query.tz = monthZone;
+    return query;
   }
 
   async function loadHistory() {
     const turn = ++usageTurn;
-    let answer = await call(historyPath('json'), { key });
+    let answer = await call(HISTORY, { key, query: historyQuery() });
     // A zone whose days do not begin on a whole UTC hour is refused: fall back to UTC days.
     if (
       !answer.ok &&
@@ -146,7 +148,7 @@ function main() {
       monthZone !== 'UTC'
     ) {
       monthZone = 'UTC';
-      answer = await call(historyPath('json'), { key });
+      answer = await call(HISTORY, { key, query: historyQuery() });
     }
     if (turn !== usageTurn || key === undefined) return;
     if (!answer.ok) {
@@ -197,23 +199,14 @@ function main() {
   async function downloadCsv() {
     const status = $('download-status');
     status.textContent = 'Preparing the file…';
-    const answer = await call(historyPath('csv'), { key, accept: 'text/csv' });
+    const answer = await call(HISTORY, { key, query: historyQuery(), csv: true });
     if (!answer.ok) {
       status.textContent = '';
       showProblem($('usage-problem'), answer.problem);
       return;
     }
-    const disposition = answer.response.headers.get('content-disposition') ?? '';
-    const name = /filename="([^"]+)"/.exec(disposition)?.[1] ?? 'usage.csv';
-    const url = URL.createObjectURL(new Blob([answer.data], { type: 'text/csv' }));
-    const link = document.createElement('a');
-    link.href = url;
-    link.download = name;
-    document.body.append(link);
-    link.click();
-    link.remove();
-    // Revoked after the click has started the download.
-    setTimeout(() => URL.revokeObjectURL(url), 1_000);
+    const name = answer.data.filename ?? 'usage.csv';
+    download(answer.data.text, name);
     status.textContent = `Downloaded ${name}.`;
   }
 
