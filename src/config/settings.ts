@@ -10,6 +10,7 @@ import {
   matching,
   oneOf,
   proxyRanges,
+  publicUrl,
   type SettingKind,
   secret,
   text,
@@ -100,6 +101,13 @@ export const SETTINGS = {
     kind: boolean(),
     default: false,
     meaning: 'plain HTTP, only behind a TLS-terminating proxy; refused together with a certificate',
+  }),
+  publicUrl: optional({
+    env: 'PRICEPOINT_PUBLIC_URL',
+    file: 'publicUrl',
+    kind: publicUrl(),
+    meaning:
+      'the address customers reach this server at (`https://prices.example.com`), for the links the server hands out (invitations, docs/invitations.md); unset: the address each request came to, and for the command line `https://localhost:PORT`',
   }),
   trustProxy: withDefault<readonly string[]>({
     env: 'PRICEPOINT_TRUST_PROXY',

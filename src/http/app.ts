@@ -36,6 +36,7 @@ import { cheapestRoutes } from './routes/cheapest.js';
 import { deviceRoutes } from './routes/devices.js';
 import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
+import { InvitationViewSchema, invitationRoutes } from './routes/invitations.js';
 import { KeyViewSchema, keyRoutes } from './routes/keys.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { pointerRoutes } from './routes/pointers.js';
@@ -165,6 +166,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorateRequest('countedAt', null);
   app.decorateRequest('problemCode', null);
   app.decorateRequest('auditTarget', null);
+  app.decorateRequest('auditKeyId', null);
   registerProblemHandling(app);
   // Shared shapes, referenced by `$id` from the route schemas: one copy each in the document.
   app.addSchema(ProblemSchema);
@@ -172,6 +174,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(SeriesInfoSchema);
   app.addSchema(TariffSchema);
   app.addSchema(KeyViewSchema);
+  app.addSchema(InvitationViewSchema);
   app.addSchema(WebhookViewSchema);
   await registerDocs(app, config.devData ? { demoKey: DEMO_API_KEY } : {});
   // The console and the portal (./pages/), from web/.
@@ -302,6 +305,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     countUnsent: (response, bytes) => countUnsent(response, bytes),
     ...(deps.eventStreams && { options: deps.eventStreams }),
   });
+  invitationRoutes(app, { invitations: services.invitations, keyGuard, publicUrl: config.publicUrl });
   keyRoutes(app, {
     keys: services.keys,
     keyGuard,

@@ -3,15 +3,19 @@
  * (`config: { audit: { action: 'keys.revoke', target: (r) => r.params.id } }`); one `onSend` hook
  * writes the entry with the acting key, the client address and the answer's status and problem code,
  * before the answer leaves, so a client that has its answer finds the entry. Only authenticated
- * requests are recorded: an unknown caller has no actor, and could otherwise fill the log.
+ * requests are recorded: an unknown caller has no actor, and could otherwise fill the log. Routes
+ * that need no key (claims, sign-up) say which answers are recorded, with actor `anonymous`: only
+ * ones a client cannot repeat without bound (docs/invitations.md).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AuditAction, AuditService } from '../services/audit-service.js';
+import { ANONYMOUS_ACTOR, type AuditAction, type AuditService } from '../services/audit-service.js';
 
 export interface AuditRoute {
   readonly action: AuditAction;
   /** What the action is done to, from the request (a path parameter); a handler that makes the thing sets `request.auditTarget`. */
   readonly target?: (request: FastifyRequest) => string | undefined;
+  /** For a route that needs no key: whether an answer of this status is recorded (actor `anonymous`). */
+  readonly open?: (status: number) => boolean;
 }
 
 declare module 'fastify' {
@@ -22,6 +26,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The thing an audited action made (a new key's or webhook's id), set by its handler. */
     auditTarget: string | null;
+    /** The key a claim or sign-up made, set by its handler. */
+    auditKeyId: string | null;
   }
 }
 
@@ -29,7 +35,8 @@ declare module 'fastify' {
 export function auditHook(audit: AuditService) {
   return async function recordAudit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const route = (request.routeOptions.config as { audit?: AuditRoute }).audit;
-    if (route === undefined || request.caller === null) return;
+    if (route === undefined) return;
+    if (request.caller === null && route.open?.(reply.statusCode) !== true) return;
     let target = request.auditTarget;
     if (target === null) {
       try {
@@ -39,12 +46,13 @@ export function auditHook(audit: AuditService) {
       }
     }
     await audit.record({
-      actor: request.caller.key.id,
+      actor: request.caller?.key.id ?? ANONYMOUS_ACTOR,
       address: request.ip,
       action: route.action,
       target,
       status: reply.statusCode,
       code: request.problemCode,
+      keyId: request.auditKeyId,
     });
   };
 }
