@@ -181,7 +181,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const pageFiles = await loadPageFiles();
   await registerPages(app, pageFiles);
   // The portal's claim and sign-up pages, on the same assets (./pages/portal-pages.ts).
-  await registerPortalPages(app, { version: pageFiles.version });
+  await registerPortalPages(app, { version: pageFiles.version, signupTier: config.signup?.tier });
   // The preflight, from the one header table (./pipeline/headers.ts).
   await app.register(cors, CORS);
 

@@ -224,3 +224,164 @@ test('a key holder signs in with their key, sees tier, limits, expiry and usage,
     await browser.close();
   }
 });
+
+/** Makes an invitation over the admin API; returns its id, token and claim link. */
+async function invite(
+  server: Server,
+  admin: string,
+  body: Record<string, unknown> = {},
+): Promise<{ id: string; token: string; claimUrl: string }> {
+  const made = await server.request('POST', '/api/v1/invitations', {
+    headers: { 'x-api-key': admin, 'content-type': 'application/json' },
+    body: JSON.stringify({ tier: 'free', ...body }),
+  });
+  assert.equal(made.status, 201, made.text);
+  return JSON.parse(made.text) as { id: string; token: string; claimUrl: string };
+}
+
+/** Opens `url` on the claim page, names the key and claims it. */
+async function claim(page: Page, url: string, name: string): Promise<void> {
+  await page.goto(url);
+  await page.locator('#claim-name').waitFor();
+  await page.keyboard.type(name);
+  await page.keyboard.press('Enter');
+  await page.locator('#claim-done:visible, #claim-problem:visible').first().waitFor();
+}
+
+test("an invitation's link claims a key once, the key works, every refusal is in words, and the token goes only into the claim's body", async (t) => {
+  const browser = await launchChromium(t);
+  if (browser === undefined) return;
+  try {
+    await withServer({}, async (h, server) => {
+      const origin = new URL(server.base).origin;
+      const admin = (await h.createKey({ name: 'operator', tier: 'pro', scopes: ['read', 'admin'] })).key;
+      const invitation = await invite(server, admin);
+      assert.equal(invitation.claimUrl, `${origin}/portal/claim#${invitation.token}`);
+
+      const { context, page, watch } = await openWatchedPage(browser);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+      const claimBodies: string[] = [];
+      page.on('request', (request) => {
+        if (request.url().endsWith('/api/v1/invitations/claim')) claimBodies.push(request.postData() ?? '');
+      });
+      const loaded = await page.goto(`${server.base}/portal/claim`);
+      assert.match(loaded?.headers()['content-security-policy'] ?? '', /default-src 'none'/);
+      // Without the fragment the page says what is missing and offers no form.
+      assert.match(await page.locator('#claim-missing').innerText(), /needs the whole invitation link/);
+      assert.equal(await page.locator('#claim-form').isVisible(), false);
+
+      await claim(page, invitation.claimUrl, 'Acme dashboard');
+      assert.ok(
+        await page.locator('#claim-done').isVisible(),
+        await page.locator('#claim-problem').innerText(),
+      );
+      const key = await page.locator('#claimed-key').inputValue();
+      assert.match(key, /^pp_live_/);
+      assert.match(await page.locator('#claim-done').innerText(), /only time your key is shown/);
+      assert.equal(await page.locator('#claimed-name').innerText(), 'Acme dashboard');
+      assert.equal(await page.locator('#claimed-tier').innerText(), 'free');
+      await page.locator('#claimed-copy').click();
+      await page.locator('#claimed-copy-status', { hasText: /Copied|selected/ }).waitFor();
+      assert.equal(new URL(page.url()).hash, '', 'the spent token left the address bar');
+      await assertAccessible(page, 'the claimed key');
+      await screenshot(page, 'portal-claim');
+
+      // The key is real: it reads prices.
+      assert.equal((await server.get('/api/v1/prices/today?symbols=NO1', { 'x-api-key': key })).status, 200);
+      // The token went to the server in the claim's body and nowhere else.
+      assert.equal(claimBodies.length, 1);
+      assert.deepEqual(JSON.parse(claimBodies[0] ?? '{}'), {
+        token: invitation.token,
+        name: 'Acme dashboard',
+      });
+      for (const url of watch.requests)
+        assert.ok(!url.includes(invitation.token), `a URL carries the token: ${url}`);
+      const kept = await keptInBrowser(context, page);
+      assert.ok(
+        !kept.includes(key) && !kept.includes(invitation.token),
+        'the browser keeps neither key nor token',
+      );
+
+      // The same link again: used up.
+      await claim(page, invitation.claimUrl, 'Second try');
+      assert.match(
+        await page.locator('#claim-problem').innerText(),
+        /already been used as many times as it allows/,
+      );
+      assert.match(await page.locator('#claim-problem').innerText(), /invitation_used_up/);
+      assert.equal(await page.locator('#claim-form').isVisible(), false, 'no form to try again');
+      await assertAccessible(page, 'a refused claim');
+      await screenshot(page, 'portal-claim-refused');
+
+      // A link nobody made.
+      await claim(page, `${server.base}/portal/claim#notAnInvitationOfThisServer`, 'Guess');
+      assert.match(await page.locator('#claim-problem').innerText(), /link is not known/);
+
+      // Withdrawn by the operator.
+      const revoked = await invite(server, admin);
+      const gone = await server.request('DELETE', `/api/v1/invitations/${revoked.id}`, {
+        headers: { 'x-api-key': admin },
+      });
+      assert.equal(gone.status, 204, gone.text);
+      await claim(page, revoked.claimUrl, 'Too late');
+      assert.match(await page.locator('#claim-problem').innerText(), /withdrawn by the operator/);
+
+      // Past its expiry.
+      const brief = await invite(server, admin, {
+        expiresAt: new Date(h.clock.now + 3_600_000).toISOString(),
+      });
+      h.clock.advance(2 * 3_600_000);
+      await claim(page, brief.claimUrl, 'Too slow');
+      assert.match(await page.locator('#claim-problem').innerText(), /invitation has expired/);
+
+      assertCleanPage(watch, origin, REFUSALS);
+      await context.close();
+    });
+  } finally {
+    await browser.close();
+  }
+});
+
+test('sign-up: where it is off the page says it is by invitation; where it is on, a visitor gets a key of its tier', async (t) => {
+  const browser = await launchChromium(t);
+  if (browser === undefined) return;
+  try {
+    await withServer({}, async (_h, server) => {
+      const { context, page, watch } = await openWatchedPage(browser);
+      await page.goto(`${server.base}/portal/signup`);
+      await page.locator('#signup-closed').waitFor();
+      assert.match(await page.locator('#signup-closed').innerText(), /by invitation/);
+      assert.equal(await page.locator('#signup-form').isVisible(), false);
+      await assertAccessible(page, 'closed sign-up');
+      await screenshot(page, 'portal-signup-closed');
+      assertCleanPage(watch, new URL(server.base).origin);
+      await context.close();
+    });
+    const signup = { tier: 'free', scopes: ['read'], perAddress: { limit: 3, windowSeconds: 86_400 } };
+    await withServer(
+      { config: { signup: { ...signup, keyExpiresInMs: null } as never } },
+      async (_h, server) => {
+        const { context, page, watch } = await openWatchedPage(browser);
+        await page.goto(`${server.base}/portal/signup`);
+        await page.locator('#signup-form').waitFor();
+        assert.match(await page.locator('#signup-intro').innerText(), /in the free tier/);
+        await page.keyboard.type('Weekend project');
+        await page.keyboard.press('Enter');
+        await page.locator('#signup-done:visible, #signup-problem:visible').first().waitFor();
+        assert.ok(
+          await page.locator('#signup-done').isVisible(),
+          await page.locator('#signup-problem').innerText(),
+        );
+        const key = await page.locator('#signed-up-key').inputValue();
+        assert.equal(await page.locator('#signed-up-tier').innerText(), 'free');
+        assert.equal((await server.get('/api/v1/usage', { 'x-api-key': key })).status, 200, 'the key works');
+        await assertAccessible(page, 'a key from sign-up');
+        await screenshot(page, 'portal-signup');
+        assertCleanPage(watch, new URL(server.base).origin);
+        await context.close();
+      },
+    );
+  } finally {
+    await browser.close();
+  }
+});

@@ -26,6 +26,8 @@ function tokenFromFragment() {
 }
 
 function main() {
+  // A link pasted into the address bar of this page changes only the fragment: start afresh with it.
+  window.addEventListener('hashchange', () => location.reload());
   const token = tokenFromFragment();
   const form = /** @type {HTMLFormElement} */ ($('claim-form'));
   const nameInput = /** @type {HTMLInputElement} */ ($('claim-name'));
