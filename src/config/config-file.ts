@@ -41,6 +41,8 @@ const TierSchema = Type.Object(
     historyDays: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
     // Open event streams per instance, counted per countPer (docs/events.md).
     streams: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    // Whether a key may rotate itself (docs/keys-and-tiers.md, "Rotating your own key").
+    selfRotate: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

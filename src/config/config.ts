@@ -6,7 +6,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import leven from 'leven';
-import { withDevConfig } from '../dev-data/dev-config.js';
+import { devTiers, withDevConfig } from '../dev-data/dev-config.js';
 import { DEFAULT_SIGNUP_PER_ADDRESS, type SignupRules } from '../domain/keys/signup-rules.js';
 import { DEFAULT_TIERS, mergeTiers, type Tier, type TierOverride } from '../domain/limits/tiers.js';
 import type { Tariff } from '../domain/money/tariff.js';
@@ -226,7 +226,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const tls = tlsSettings(settings, cwd);
   let tiers: Record<string, Tier>;
   try {
-    tiers = mergeTiers(DEFAULT_TIERS, tierOverrides);
+    const devData = overrides.devData ?? settings.devData;
+    tiers = mergeTiers(devData ? devTiers(DEFAULT_TIERS) : DEFAULT_TIERS, tierOverrides);
   } catch (error) {
     throw new ConfigError(`PRICEPOINT_CONFIG: ${(error as Error).message}`);
   }

@@ -39,6 +39,7 @@ import { healthRoutes } from './routes/health.js';
 import { InvitationViewSchema, invitationRoutes } from './routes/invitations.js';
 import { KeyViewSchema, keyRoutes } from './routes/keys.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { ownKeyRoutes } from './routes/own-key.js';
 import { pointerRoutes } from './routes/pointers.js';
 import { priceWriteRoutes } from './routes/price-writes.js';
 import { DayAnswerSchema, priceRoutes } from './routes/prices.js';
@@ -306,22 +307,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     ...(deps.eventStreams && { options: deps.eventStreams }),
   });
   invitationRoutes(app, { invitations: services.invitations, keyGuard, publicUrl: config.publicUrl });
-  keyRoutes(app, {
-    keys: services.keys,
-    keyGuard,
-    clock,
-    changed: (keyId) => {
-      // This instance forgets at once; the others when the notice reaches them (or their cache expires).
-      services.auth.forget();
-      stores.notices.publish({ kind: 'keys', keyIds: [keyId] }).catch((error: unknown) => {
-        metrics.storeErrors.inc({ store: 'notices' });
-        app.log.warn(
-          { err: error },
-          'publishing a key change failed; other instances see it when their key cache expires',
-        );
-      });
-    },
-  });
+  const keyChanged = (keyId: string) => {
+    // This instance forgets at once; the others when the notice reaches them (or their cache expires).
+    services.auth.forget();
+    stores.notices.publish({ kind: 'keys', keyIds: [keyId] }).catch((error: unknown) => {
+      metrics.storeErrors.inc({ store: 'notices' });
+      app.log.warn(
+        { err: error },
+        'publishing a key change failed; other instances see it when their key cache expires',
+      );
+    });
+  };
+  keyRoutes(app, { keys: services.keys, keyGuard, clock, changed: keyChanged });
+  ownKeyRoutes(app, { keys: services.keys, keyGuard, changed: keyChanged });
 
   return app;
 }

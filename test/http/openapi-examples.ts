@@ -363,6 +363,18 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
       get('/api/v1/keys/nope/usage', reader),
     ),
     ex('GET /api/v1/keys/{id}/usage', 404, 'an unknown id', () => get('/api/v1/keys/nope/usage', admin)),
+    ex('GET /api/v1/usage/overview', 200, 'every tier by hour, JSON', () =>
+      get('/api/v1/usage/overview', admin),
+    ),
+    ex('GET /api/v1/usage/overview', 200, 'days as CSV', () =>
+      get('/api/v1/usage/overview?granularity=P1D&format=csv', admin),
+    ),
+    ex('GET /api/v1/usage/overview', 400, 'over 744 hours', () =>
+      get('/api/v1/usage/overview?from=2026-01-01&to=2026-03-01', admin),
+    ),
+    ex('GET /api/v1/usage/overview', 403, 'a key without the admin scope', () =>
+      get('/api/v1/usage/overview', reader),
+    ),
 
     // Event stream (a 200 never ends: test/events/event-stream.test.ts reads real streams).
     ex('GET /api/v1/events', 400, 'an unknown parameter', () => get('/api/v1/events?colour=red', reader)),
@@ -455,6 +467,35 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
     ),
     ex('POST /api/v1/keys/{id}/rotate', 415, 'an XML body', () =>
       send('POST', '/api/v1/keys/nope/rotate', admin, {
+        headers: { 'content-type': 'application/xml' },
+        payload: '<rotate/>',
+      }),
+    ),
+    // A key rotating itself: the development data set lets pro keys.
+    ex('POST /api/v1/key/rotate', 201, 'a pro key, without a body', async () => {
+      const { key } = await h.createKey({ tier: 'pro' });
+      return send('POST', '/api/v1/key/rotate', key);
+    }),
+    ex('POST /api/v1/key/rotate', 201, 'with a grace period', async () => {
+      const { key } = await h.createKey({ tier: 'pro' });
+      return send('POST', '/api/v1/key/rotate', key, {
+        headers: jsonHeaders,
+        payload: '{"graceSeconds":60}',
+      });
+    }),
+    ex('POST /api/v1/key/rotate', 400, 'a negative grace period', async () => {
+      const { key } = await h.createKey({ tier: 'pro' });
+      return send('POST', '/api/v1/key/rotate', key, {
+        headers: jsonHeaders,
+        payload: '{"graceSeconds":-1}',
+      });
+    }),
+    ex('POST /api/v1/key/rotate', 403, 'a tier that does not allow it', async () => {
+      const { key } = await h.createKey({ tier: 'free' });
+      return send('POST', '/api/v1/key/rotate', key);
+    }),
+    ex('POST /api/v1/key/rotate', 415, 'an XML body', () =>
+      send('POST', '/api/v1/key/rotate', reader, {
         headers: { 'content-type': 'application/xml' },
         payload: '<rotate/>',
       }),

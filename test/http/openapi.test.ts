@@ -250,6 +250,8 @@ describe('GET /api/v1/openapi.json', () => {
       'GET /api/v1/usage': 'getUsage',
       'GET /api/v1/usage/history': 'getUsageHistory',
       'GET /api/v1/keys/{id}/usage': 'getKeyUsage',
+      'GET /api/v1/usage/overview': 'getUsageOverview',
+      'POST /api/v1/key/rotate': 'rotateOwnKey',
       'GET /api/v1/events': 'streamEvents',
       'POST /api/v1/keys': 'createKey',
       'GET /api/v1/keys': 'listKeys',

@@ -14,6 +14,7 @@ const CODES = {
   insufficient_scope: 'Insufficient scope',
   outside_tier_history: 'Outside the tier history',
   address_not_allowed: 'Address not allowed',
+  self_rotation_not_allowed: 'Self rotation not allowed',
   rate_limited: 'Rate limit exceeded',
   too_many_auth_failures: 'Too many failed authentications',
   invalid_parameter: 'Invalid parameter',
