@@ -385,3 +385,63 @@ test('sign-up: where it is off the page says it is by invitation; where it is on
     await browser.close();
   }
 });
+
+test('a key whose tier allows it rotates itself from the portal: the new key is shown once, works, and the page goes on with it', async (t) => {
+  const browser = await launchChromium(t);
+  if (browser === undefined) return;
+  try {
+    // The development data set's pro tier says selfRotate: true (docs/keys-and-tiers.md).
+    await withServer({}, async (h, server) => {
+      const origin = new URL(server.base).origin;
+      const { key, id } = await h.createKey({ name: 'Acme trading', tier: 'pro' });
+      const { context, page, watch } = await openWatchedPage(browser);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+      await signIn(page, server.base, key);
+      await signedIn(page, watch.errors);
+      assert.equal(await page.locator('#rotate-not-offered').isVisible(), false);
+
+      // By keyboard: the button, then the confirmation.
+      await page.locator('#rotate-start').focus();
+      await page.keyboard.press('Enter');
+      await page.locator('#rotate-yes').waitFor();
+      assert.equal(
+        await page.evaluate('document.activeElement.id'),
+        'rotate-yes',
+        'the confirmation has the focus',
+      );
+      await page.keyboard.press('Enter');
+      await page.locator('#rotate-done:visible, #rotate-problem:visible').first().waitFor();
+      assert.ok(
+        await page.locator('#rotate-done').isVisible(),
+        await page.locator('#rotate-problem').innerText(),
+      );
+
+      const rotated = await page.locator('#new-key').inputValue();
+      assert.match(rotated, /^pp_live_/);
+      assert.notEqual(rotated, key);
+      assert.match(await page.locator('#rotate-done').innerText(), /only time it is shown/);
+      assert.match(await page.locator('#rotate-grace').innerText(), /old key keeps working until/);
+      await page.locator('#new-key-copy').click();
+      await page.locator('#new-key-copy-status', { hasText: /Copied|selected/ }).waitFor();
+
+      // The new key is real and the page uses it: its id is the one shown now.
+      const usage = await server.get('/api/v1/usage', { 'x-api-key': rotated });
+      assert.equal(usage.status, 200);
+      const newId = (JSON.parse(usage.text) as { keyId: string }).keyId;
+      assert.notEqual(newId, id);
+      await page.locator('#fact-id', { hasText: newId }).waitFor();
+      // The old one lives on for its grace period.
+      assert.equal((await server.get('/api/v1/usage', { 'x-api-key': key })).status, 200);
+
+      await assertAccessible(page, 'a rotated key');
+      await page.locator('#rotate').scrollIntoViewIfNeeded();
+      await screenshot(page, 'portal-rotate');
+      const kept = await keptInBrowser(context, page);
+      assert.ok(!kept.includes(key) && !kept.includes(rotated), 'the browser keeps neither key');
+      assertCleanPage(watch, origin);
+      await context.close();
+    });
+  } finally {
+    await browser.close();
+  }
+});
