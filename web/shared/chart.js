@@ -22,6 +22,7 @@ export const PALETTE = [
  * @property {string} label
  * @property {(number | null)[]} values one per time
  * @property {string} [color]
+ * @property {boolean} [dashed] drawn dashed, for a measure of another kind beside counts
  */
 
 /**
@@ -29,7 +30,7 @@ export const PALETTE = [
  * @property {string} title shown above the chart and read as its name
  * @property {number[]} times seconds since the epoch, ascending
  * @property {Series[]} series
- * @property {'line' | 'bars'} [kind] bars for daily totals, lines for hourly
+ * @property {'line' | 'bars'} [kind] bars for one series of totals (several overlap), else lines
  * @property {number} [height]
  * @property {'hour' | 'day'} [step] how far apart the times are, for the axis labels
  */
@@ -67,11 +68,22 @@ export function timeChart(container, spec) {
     width: width(),
     height: spec.height ?? 220,
     legend: { live: false },
+    // Axis labels in UTC, as the console writes every time, whatever the browser's zone.
+    tzDate: (/** @type {number} */ ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
     cursor: { drag: { x: false, y: false } },
     scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
     axes: [
       { stroke: '#4a5563', grid: { stroke: '#e5e7eb' }, ticks: { stroke: '#d1d5db' } },
-      { stroke: '#4a5563', grid: { stroke: '#e5e7eb' }, ticks: { stroke: '#d1d5db' }, size: 56 },
+      {
+        stroke: '#4a5563',
+        grid: { stroke: '#e5e7eb' },
+        ticks: { stroke: '#d1d5db' },
+        size: 56,
+        // Counts: whole numbers only on the axis.
+        incrs: [
+          1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8,
+        ],
+      },
     ],
     series: [
       {},
@@ -81,6 +93,7 @@ export function timeChart(container, spec) {
           label: s.label,
           stroke: color,
           width: 2,
+          ...(s.dashed && { dash: [6, 4] }),
           fill: spec.kind === 'bars' ? `${color}cc` : undefined,
           points: { show: spec.kind !== 'bars' && spec.times.length < 60 },
           ...(bars && { paths: bars }),
