@@ -1,8 +1,7 @@
 /**
  * The usage chart of the portal: one stacked bar per interval of a usage history answer
  * (docs/usage-history.md), served, not modified, refused by a limit and other client errors, drawn
- * with uPlot (served by this server, see src/http/pages/). The legend shows each outcome's own count
- * for the interval under the pointer.
+ * with uPlot (served by this server, see src/http/pages/). The legend names each outcome's colour.
  */
 import uPlot from '../vendor/uplot.js';
 
@@ -63,17 +62,11 @@ export function drawUsage(container, report) {
         },
       ],
       cursor: { points: { show: false }, drag: { x: false, y: false } },
-      legend: { live: true },
+      // The legend names the colours; the numbers are in the totals and the table under the chart.
+      legend: { live: false },
       series: [
         {
           label: daily ? 'Day' : 'Hour',
-          value: (_u, v) =>
-            v == null
-              ? '–'
-              : new Date(v * 1000).toLocaleString(
-                  undefined,
-                  daily ? { dateStyle: 'medium' } : { dateStyle: 'short', timeStyle: 'short' },
-                ),
         },
         ...order.map((n) => {
           const [, label, colour] = OUTCOMES[n];
@@ -84,7 +77,6 @@ export function drawUsage(container, report) {
             width: 0,
             paths: bars,
             points: { show: false },
-            value: (_u, _v, _series, i) => (i == null ? '–' : own[n][i].toLocaleString()),
           };
         }),
       ],
