@@ -33,6 +33,7 @@ import { createRecorder } from './pipeline/record.js';
 import type { DayBuilder } from './render/day-content.js';
 import { auditRoutes } from './routes/audit.js';
 import { cheapestRoutes } from './routes/cheapest.js';
+import { consoleSignInRoutes } from './routes/console-sign-in.js';
 import { deviceRoutes } from './routes/devices.js';
 import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -294,6 +295,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       clock,
     });
   auditRoutes(app, { audit: services.audit, keyGuard });
+  consoleSignInRoutes(app, { keyGuard });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);
   if (services.webhooks) webhookRoutes(app, { webhooks: services.webhooks, events: stores.events, keyGuard });

@@ -30,6 +30,7 @@ export const AUDIT_ACTIONS = [
   'invitations.revoke',
   'invitations.claim',
   'signup',
+  'console.sign_in',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -37,6 +38,9 @@ export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 export const CLI_ACTOR = 'cli';
 /** The actor of claims and sign-ups: no key made the request (docs/invitations.md). */
 export const ANONYMOUS_ACTOR = 'anonymous';
+
+/** The actor of a refused console sign-in whose key was not known: never the key itself. */
+export const UNKNOWN_ACTOR = 'unknown';
 
 const DAY_MS = 86_400_000;
 /** Longer text (a hostile path parameter) is cut: an entry names a thing, it does not store input. */

@@ -215,7 +215,7 @@ export interface AuditEntry {
   readonly id: number;
   /** Epoch ms. */
   readonly time: number;
-  /** The acting key's id, or `cli` for the `pricepoint` command. */
+  /** The acting key's id; `cli` for the `pricepoint` command; `unknown` for a refused console sign-in with an unknown key. */
   readonly actor: string;
   /** The client address, `null` for the command line. */
   readonly address: string | null;

@@ -88,6 +88,10 @@ describe('hostile requests', () => {
       test: (await make(['read'], 'test')).key,
       revoked: revoked.key,
       unknown: generateKey('live'),
+      // The development data set lets pro keys rotate themselves.
+      selfRotating: await Promise.all(
+        [1, 2, 3, 4].map(async () => (await h.createKey({ tier: 'pro', scopes: ['read'] })).key),
+      ),
       victims: { revoke: await victims(), rotate: await victims() },
       revokedId: revoked.id,
       webhooks: { remove: await webhooks(), keep: await webhooks() },

@@ -161,6 +161,8 @@ export const ROUTES: readonly RouteSpec[] = [
     body: 'none',
   },
   { method: 'GET', url: '/api/v1/events', access: 'read', query: ['symbols'], body: 'none' },
+  { method: 'POST', url: '/api/v1/console/sign-in', access: 'admin', query: [], body: 'none' },
+  { method: 'POST', url: '/api/v1/key/rotate', access: 'read', query: [], body: 'rotate' },
   { method: 'GET', url: '/api/v1/sources', access: 'admin', query: [], body: 'none' },
   { method: 'GET', url: '/api/v1/sources/zones', access: 'admin', query: [], body: 'none' },
   { method: 'POST', url: '/api/v1/sources/:name/run', access: 'admin', query: [], body: 'none' },
@@ -177,6 +179,11 @@ export interface KeyRing {
   readonly test: string;
   readonly revoked: string;
   readonly unknown: string;
+  /**
+   * Keys of a tier that lets them rotate themselves, for `POST /api/v1/key/rotate`: their own, so that
+   * rotating one (a grace of 0 ends it at once) leaves the keys the other routes use alive.
+   */
+  readonly selfRotating: readonly string[];
   /**
    * Ids for the key routes, one set to revoke and one to rotate (a revoked key cannot be rotated);
    * never of a key the requests authenticate with, so that those stay alive.

@@ -471,6 +471,18 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
         payload: '<rotate/>',
       }),
     ),
+    ex('POST /api/v1/console/sign-in', 200, 'an admin key', () =>
+      send('POST', '/api/v1/console/sign-in', admin),
+    ),
+    ex('POST /api/v1/console/sign-in', 400, 'an unknown body field', () =>
+      send('POST', '/api/v1/console/sign-in', admin, { headers: jsonHeaders, payload: '{"remember":true}' }),
+    ),
+    ex('POST /api/v1/console/sign-in', 401, 'an unknown key', () =>
+      send('POST', '/api/v1/console/sign-in', BAD_KEY),
+    ),
+    ex('POST /api/v1/console/sign-in', 403, 'a key without the admin scope', () =>
+      send('POST', '/api/v1/console/sign-in', reader),
+    ),
     // A key rotating itself: the development data set lets pro keys.
     ex('POST /api/v1/key/rotate', 201, 'a pro key, without a body', async () => {
       const { key } = await h.createKey({ tier: 'pro' });

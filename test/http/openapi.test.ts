@@ -260,6 +260,7 @@ describe('GET /api/v1/openapi.json', () => {
       'POST /api/v1/keys/{id}/rotate': 'rotateKey',
       'PATCH /api/v1/keys/{id}': 'updateKey',
       'GET /api/v1/audit': 'listAudit',
+      'POST /api/v1/console/sign-in': 'signInToConsole',
       'POST /api/v1/webhooks': 'createWebhook',
       'GET /api/v1/webhooks': 'listWebhooks',
       'GET /api/v1/webhooks/{id}': 'getWebhook',

@@ -29,9 +29,9 @@ const AuditQuerySchema = Type.Object(
     // Not `key`: a parameter of that name is refused as a key in the URL (docs/keys-and-tiers.md).
     actor: Type.Optional(
       Type.String({
-        pattern: '^(?:key_[0-9A-Za-z]{1,64}|cli|anonymous)$',
+        pattern: '^(?:key_[0-9A-Za-z]{1,64}|cli|anonymous|unknown)$',
         description:
-          'Entries of one acting key, by its id, `cli` for the command line, or `anonymous` for claims and sign-ups.',
+          'Entries of one acting key, by its id; `cli` for the command line; `anonymous` for claims and sign-ups; `unknown` for refused console sign-ins with a key that was not known.',
       }),
     ),
     limit: Type.Optional(
@@ -56,7 +56,7 @@ const AuditEntrySchema = Type.Object({
   time: Type.String({ format: 'date-time' }),
   actor: Type.String({
     description:
-      'The acting key id, `cli` for the `pricepoint` command, or `anonymous` for claims and sign-ups.',
+      'The acting key id; `cli` for the `pricepoint` command; `anonymous` for claims and sign-ups; `unknown` for a refused console sign-in with a key that was not known.',
   }),
   address: Nullable(Type.String({ description: 'The client address; null for the command line.' })),
   action: Type.String({ description: `One of ${AUDIT_ACTIONS.join(', ')}.` }),
