@@ -193,6 +193,9 @@ function paramArb(ring: KeyRing, route: RouteSpec, name: string): fc.Arbitrary<s
     const ids = route.method === 'DELETE' ? ring.webhooks.remove : ring.webhooks.keep;
     return mostly(fc.constantFrom(...ids), fc.stringMatching(/^wh_[A-Za-z0-9_-]{0,14}$/));
   }
+  if (route.url.startsWith('/api/v1/invitations/')) {
+    return mostly(fc.constantFrom(...ring.invitations.ids), fc.stringMatching(/^inv_[A-Za-z0-9]{0,20}$/));
+  }
   const { revoke, rotate } = ring.victims;
   const ids = route.method === 'DELETE' ? revoke : route.method === 'POST' ? rotate : [...revoke, ...rotate];
   return mostly(fc.constantFrom(...ids, ring.revokedId), fc.stringMatching(/^key_[A-Za-z0-9]{0,20}$/));

@@ -57,7 +57,14 @@ describe('hostile requests', () => {
       { ecb: { type: 'ecb', currencies: ['NOK'], baseUrl: 'http://127.0.0.1:9/' } },
       {},
     );
-    h = await createHarness({ https: true, config: { sources } });
+    // Open sign-up on, with room for every fuzzed request, so sign-ups are made as well as refused.
+    const signup = {
+      tier: 'free',
+      scopes: ['read'] as const,
+      perAddress: { limit: 100_000, windowSeconds: 60 },
+      keyExpiresInMs: null,
+    };
+    h = await createHarness({ https: true, config: { sources, signup } });
     client = await listenHttps(h, 4);
     const make = (scopes: ('read' | 'write' | 'admin')[], kind: 'live' | 'test' = 'live') =>
       h.createKey({ tier: 'enterprise', scopes, kind });
@@ -78,6 +85,13 @@ describe('hostile requests', () => {
       }
       return ids;
     };
+    // Invitations with room for many claims, so claims succeed as well as fail.
+    const invitations = async () => {
+      const made = await Promise.all(
+        [1, 2, 3].map(() => h.services.invitations.create({ tier: 'free', uses: 1000 })),
+      );
+      return { ids: made.map((m) => m.record.id), tokens: made.map((m) => m.token) };
+    };
     const victims = async () => (await Promise.all([1, 2, 3, 4].map(() => make(['read'])))).map((v) => v.id);
     const admin = (await make(['admin'])).key;
     ring = {
@@ -96,6 +110,7 @@ describe('hostile requests', () => {
       revokedId: revoked.id,
       webhooks: { remove: await webhooks(), keep: await webhooks() },
       assetsVersion: (await loadPageFiles()).version,
+      invitations: await invitations(),
     };
   });
   after(async () => {

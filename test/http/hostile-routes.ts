@@ -9,7 +9,18 @@ import fc from 'fast-check';
 // ---------------------------------------------------------------------------------------------
 
 type Access = 'open' | 'read' | 'write' | 'admin';
-export type BodyKind = 'none' | 'key' | 'keyPatch' | 'rotate' | 'series' | 'prices' | 'webhook' | 'mcp';
+export type BodyKind =
+  | 'none'
+  | 'key'
+  | 'keyPatch'
+  | 'rotate'
+  | 'series'
+  | 'prices'
+  | 'webhook'
+  | 'mcp'
+  | 'invitation'
+  | 'claim'
+  | 'signup';
 export type QueryName =
   | 'symbols'
   | 'tz'
@@ -146,6 +157,12 @@ export const ROUTES: readonly RouteSpec[] = [
     query: ['action', 'actor', 'limit', 'cursor'],
     body: 'none',
   },
+  { method: 'POST', url: '/api/v1/invitations', access: 'admin', query: [], body: 'invitation' },
+  { method: 'GET', url: '/api/v1/invitations', access: 'admin', query: [], body: 'none' },
+  { method: 'GET', url: '/api/v1/invitations/:id', access: 'admin', query: [], body: 'none' },
+  { method: 'DELETE', url: '/api/v1/invitations/:id', access: 'admin', query: [], body: 'none' },
+  { method: 'POST', url: '/api/v1/invitations/claim', access: 'open', query: [], body: 'claim' },
+  { method: 'POST', url: '/api/v1/signup', access: 'open', query: [], body: 'signup' },
   { method: 'POST', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'webhook' },
   { method: 'GET', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'none' },
   { method: 'GET', url: '/api/v1/webhooks/:id', access: 'admin', query: [], body: 'none' },
@@ -194,6 +211,8 @@ export interface KeyRing {
   readonly webhooks: { readonly remove: readonly string[]; readonly keep: readonly string[] };
   /** The version in the pages' asset URLs (`/assets/<version>/...`, src/http/pages/pages.ts). */
   readonly assetsVersion: string;
+  /** Invitations for the invitation routes: ids (some revoked by the fuzzing) and the tokens of others. */
+  readonly invitations: { readonly ids: readonly string[]; readonly tokens: readonly string[] };
 }
 
 /** The event of the one delivery each kept webhook has, so that redelivering it can succeed. */

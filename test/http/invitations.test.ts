@@ -338,7 +338,11 @@ for (const engine of ['sqlite', 'postgres'] as const) {
         assert.doesNotMatch(answer.text, /pp_live_/, `${what}: no key echoed`);
       }
       assertProblem(
-        await call('POST', '/api/v1/invitations', { key: admin, raw: 'tier=free', type: 'application/x-www-form-urlencoded' }),
+        await call('POST', '/api/v1/invitations', {
+          key: admin,
+          raw: 'tier=free',
+          type: 'application/x-www-form-urlencoded',
+        }),
         415,
         'unsupported_media_type',
       );

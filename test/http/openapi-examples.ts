@@ -553,6 +553,102 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
     ex('GET /api/v1/audit', 401, 'an unknown key', () => get('/api/v1/audit', BAD_KEY)),
 
     // Webhooks: test/webhooks/ delivers to real receivers; here only the admin answers.
+    // Invitations, claims and sign-up (open sign-up is off on this server).
+    ex('POST /api/v1/invitations', 201, 'a new invitation', () =>
+      send('POST', '/api/v1/invitations', admin, {
+        headers: jsonHeaders,
+        payload: JSON.stringify({
+          tier: 'free',
+          uses: 2,
+          note: 'Acme',
+          keyExpiresAt: '2030-01-01T00:00:00Z',
+        }),
+      }),
+    ),
+    ex('POST /api/v1/invitations', 400, 'an unknown tier and no uses', () =>
+      send('POST', '/api/v1/invitations', admin, {
+        headers: jsonHeaders,
+        payload: '{"tier":"gold","uses":0}',
+      }),
+    ),
+    ex('POST /api/v1/invitations', 403, 'a key without the admin scope', () =>
+      send('POST', '/api/v1/invitations', writer, { headers: jsonHeaders, payload: '{"tier":"free"}' }),
+    ),
+    ex('POST /api/v1/invitations', 415, 'an XML body', () =>
+      send('POST', '/api/v1/invitations', admin, {
+        headers: { 'content-type': 'application/xml' },
+        payload: '<x/>',
+      }),
+    ),
+    ex('GET /api/v1/invitations', 200, 'every invitation', () => get('/api/v1/invitations', admin)),
+    ex('GET /api/v1/invitations', 401, 'no key', () => get('/api/v1/invitations')),
+    ex('GET /api/v1/invitations/{id}', 200, 'one invitation', async () => {
+      const { record } = await h.services.invitations.create({ tier: 'free' });
+      return get(`/api/v1/invitations/${record.id}`, admin);
+    }),
+    ex('GET /api/v1/invitations/{id}', 404, 'an unknown id', () =>
+      get('/api/v1/invitations/inv_nope', admin),
+    ),
+    ex('DELETE /api/v1/invitations/{id}', 204, 'revoked', async () => {
+      const { record } = await h.services.invitations.create({ tier: 'free' });
+      return send('DELETE', `/api/v1/invitations/${record.id}`, admin);
+    }),
+    ex('DELETE /api/v1/invitations/{id}', 404, 'an unknown id', () =>
+      send('DELETE', '/api/v1/invitations/inv_nope', admin),
+    ),
+    ex('POST /api/v1/invitations/claim', 201, 'a key claimed', async () => {
+      const { token } = await h.services.invitations.create({ tier: 'free' });
+      return send('POST', '/api/v1/invitations/claim', undefined, {
+        headers: jsonHeaders,
+        payload: JSON.stringify({ token, name: 'dashboard' }),
+        remoteAddress: freshAddress(),
+      });
+    }),
+    ex('POST /api/v1/invitations/claim', 400, 'no name', () =>
+      send('POST', '/api/v1/invitations/claim', undefined, {
+        headers: jsonHeaders,
+        payload: '{"token":"ppi_x"}',
+        remoteAddress: freshAddress(),
+      }),
+    ),
+    ex('POST /api/v1/invitations/claim', 404, 'an unknown token', () =>
+      send('POST', '/api/v1/invitations/claim', undefined, {
+        headers: jsonHeaders,
+        payload: `{"token":"ppi_${'A'.repeat(32)}","name":"guess"}`,
+        remoteAddress: freshAddress(),
+      }),
+    ),
+    ex('POST /api/v1/invitations/claim', 410, 'a revoked invitation', async () => {
+      const { token, record } = await h.services.invitations.create({ tier: 'free' });
+      await h.services.invitations.revoke(record.id);
+      return send('POST', '/api/v1/invitations/claim', undefined, {
+        headers: jsonHeaders,
+        payload: JSON.stringify({ token, name: 'late' }),
+        remoteAddress: freshAddress(),
+      });
+    }),
+    ex(
+      'POST /api/v1/invitations/claim',
+      429,
+      'the failed-login budget of the address is used up',
+      async () => {
+        const remoteAddress = freshAddress();
+        const guess = () =>
+          send('POST', '/api/v1/invitations/claim', undefined, {
+            headers: jsonHeaders,
+            payload: `{"token":"ppi_${'C'.repeat(32)}","name":"guess"}`,
+            remoteAddress,
+          });
+        for (let n = 0; n < h.config.authFailuresPerMinute; n++) await guess();
+        return guess();
+      },
+    ),
+    ex('POST /api/v1/signup', 403, 'open sign-up is off', () =>
+      send('POST', '/api/v1/signup', undefined, { headers: jsonHeaders, payload: '{"name":"me"}' }),
+    ),
+    ex('POST /api/v1/signup', 400, 'no name', () =>
+      send('POST', '/api/v1/signup', undefined, { headers: jsonHeaders, payload: '{}' }),
+    ),
     ex('POST /api/v1/webhooks', 201, 'registered', () => createWebhook()),
     ex('POST /api/v1/webhooks', 400, 'a URL to a private address', () =>
       send('POST', '/api/v1/webhooks', admin, {

@@ -295,7 +295,11 @@ export function invitationRoutes(app: FastifyInstance, deps: InvitationRoutesDep
         params: IdParams,
         querystring: NoQuery,
         response: {
-          204: { description: 'Revoked (revoking twice keeps the first time).', type: 'null' },
+          204: jsonAnswer(
+            'Revoked (revoking twice keeps the first time); no body.',
+            Type.Null(),
+            RATE_LIMIT_HEADERS,
+          ),
           ...keyedErrors(404),
         },
       },
