@@ -3,10 +3,10 @@
  * (`config: { audit: { action: 'keys.revoke', target: (r) => r.params.id } }`); one `onSend` hook
  * writes the entry with the acting key, the client address and the answer's status and problem code,
  * before the answer leaves, so a client that has its answer finds the entry. Only authenticated
- * requests are recorded (an unknown caller has no actor, and could otherwise fill the log), except
- * the console sign-in's refusals that the failed-login budget counts (`refusals`). Routes that need
- * no key (claims, sign-up) say which answers are recorded, with actor `anonymous`: only ones a
- * client cannot repeat without bound (docs/invitations.md).
+ * requests are recorded (an unknown caller has no actor, and could otherwise fill the log), with two
+ * exceptions. Routes that need no key (claims, sign-up) say which answers are recorded, with actor
+ * `anonymous`: only ones a client cannot repeat without bound (docs/invitations.md). And the console
+ * sign-in's refusals that the failed-login budget counts (`refusals`), with actor `unknown`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -54,12 +54,10 @@ export function auditHook(audit: AuditService) {
   return async function recordAudit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const route = (request.routeOptions.config as { audit?: AuditRoute }).audit;
     if (route === undefined) return;
-    if (
-      request.caller === null &&
-      route.open?.(reply.statusCode) !== true &&
-      !(route.refusals === true && BUDGETED_REFUSALS.has(request.problemCode))
-    ) {
-      return;
+    if (request.caller === null) {
+      const open = route.open?.(reply.statusCode) === true;
+      const refused = route.refusals === true && BUDGETED_REFUSALS.has(request.problemCode);
+      if (!open && !refused) return;
     }
     let target = request.auditTarget;
     if (target === null) {

@@ -355,6 +355,26 @@ test('invitations made, claimed and revoked, a source run by hand, and a failed 
     }
     assert.doesNotMatch(log, new RegExp(token.slice(0, 12)), 'the log holds no claim token');
 
+    // By keyboard: a section opened with Enter takes the focus to its heading; Escape closes a dialog.
+    await page.getByRole('link', { name: 'Keys' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Keys' }).waitFor();
+    await page.waitForFunction(`document.activeElement?.tagName === 'H1'`);
+    await page.getByRole('button', { name: 'New key' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('dialog', { name: 'New key' }).waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+
+    // Signing out forgets the session: the sections are gone and the key is asked for again.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin key').waitFor();
+    assert.equal(
+      await page.locator('#content').innerText(),
+      '',
+      'nothing of the session is left on the page',
+    );
+
     assertCleanPage(watch, origin);
   } finally {
     await browser.close();
