@@ -39,7 +39,12 @@ function main() {
     const answer = await call('/api/v1/signup', { method: 'POST', body: { name } });
     button.disabled = false;
     if (!answer.ok) {
-      showProblem($('signup-problem'), answer.problem);
+      // Sign-up's own limit is per client address, not a key's: say so in its words.
+      const problem =
+        answer.problem.code === 'rate_limited'
+          ? { ...answer.problem, headline: 'As many keys as allowed were made from your address for now.' }
+          : answer.problem;
+      showProblem($('signup-problem'), problem);
       if (answer.problem.code === 'signup_closed') $('signup-open').hidden = true;
       else nameInput.focus();
       return;
