@@ -23,7 +23,8 @@ import { clientErrorAnswer, registerProblemHandling, sendProblem } from './contr
 import { foldEnumCase } from './contract/read-query.js';
 import { ProblemSchema } from './contract/schemas.js';
 import type { Metrics } from './metrics.js';
-import { registerPages } from './pages/pages.js';
+import { loadPageFiles, registerPages } from './pages/pages.js';
+import { registerPortalPages } from './pages/portal-pages.js';
 import { createAdmission } from './pipeline/admit.js';
 import { createAnswerCache } from './pipeline/answer-cache.js';
 import { CORS, commonHeaders } from './pipeline/headers.js';
@@ -179,7 +180,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(WebhookViewSchema);
   await registerDocs(app, config.devData ? { demoKey: DEMO_API_KEY } : {});
   // The console and the portal (./pages/), from web/.
-  await registerPages(app);
+  const pageFiles = await loadPageFiles();
+  await registerPages(app, pageFiles);
+  // The portal's claim and sign-up pages, on the same assets (./pages/portal-pages.ts).
+  await registerPortalPages(app, { version: pageFiles.version, signupTier: config.signup?.tier });
   // The preflight, from the one header table (./pipeline/headers.ts).
   await app.register(cors, CORS);
 

@@ -217,6 +217,8 @@ const PAGE_FILES = mostly(
     'shared/style.css',
     'shared/api.js',
     'console/app.js',
+    'portal/portal.js',
+    'portal/claim.js',
     'vendor/uplot.js',
     'vendor/uplot.css',
   ),
