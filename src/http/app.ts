@@ -3,6 +3,7 @@
  * (../server/compose.ts): the request pipeline's steps as Fastify hooks and as the fast entry
  * (./README.md), and every route, registered here by name so a reader finds each one by grep.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import cors from '@fastify/cors';
@@ -107,7 +108,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     // Our own onResponse hook writes the one line per request, masked.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: speed.requestId,
+    genReqId: () => randomUUID(),
     requestIdHeader: false,
     trustProxy: trust ?? false,
     return503OnClosing: false,
@@ -207,7 +208,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addHook('onSend', auditHook(services.audit));
   // The record step: one structured line per request and its metrics, on either entry.
   const usage = config.usageHistory ? services.usage : undefined;
-  const record = createRecorder(metrics, speed.lineWriter(app.log), speed.mask, usage);
+  const record = createRecorder(metrics, speed.lineWriter(app.log), usage);
   app.addHook('onResponse', async (request, reply) => {
     // A request the fast entry handed over is timed from when it arrived there.
     const arrived = admission.arrivedAt(request.raw);
@@ -239,7 +240,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     clock,
     commonHeaders: common,
     trust,
-    requestId: speed.requestId,
     closing: () => closing,
     next: fastifyListener as RequestListener,
   });
