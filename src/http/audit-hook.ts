@@ -25,11 +25,22 @@ declare module 'fastify' {
   }
 }
 
-/** The `onSend` hook that records audited routes (registered once in app.ts). */
+/**
+ * The `onSend` hook that records audited routes (registered once in app.ts). It runs for every
+ * request, so it takes `done` and makes a promise only for an audited one.
+ */
 export function auditHook(audit: AuditService) {
-  return async function recordAudit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return function recordAudit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (error: Error | null, payload?: unknown) => void,
+  ): void {
     const route = (request.routeOptions.config as { audit?: AuditRoute }).audit;
-    if (route === undefined || request.caller === null) return;
+    if (route === undefined || request.caller === null) {
+      done(null, payload);
+      return;
+    }
     let target = request.auditTarget;
     if (target === null) {
       try {
@@ -38,13 +49,15 @@ export function auditHook(audit: AuditService) {
         target = null;
       }
     }
-    await audit.record({
-      actor: request.caller.key.id,
-      address: request.ip,
-      action: route.action,
-      target,
-      status: reply.statusCode,
-      code: request.problemCode,
-    });
+    audit
+      .record({
+        actor: request.caller.key.id,
+        address: request.ip,
+        action: route.action,
+        target,
+        status: reply.statusCode,
+        code: request.problemCode,
+      })
+      .then(() => done(null, payload), done);
   };
 }
