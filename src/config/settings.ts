@@ -270,7 +270,7 @@ export const SETTINGS = {
     kind: boolean(),
     default: true,
     meaning:
-      'the one speed switch (src/speed/README.md): repeated reads of an answer already built are served before the framework runs, with the same checks, headers and log line, and log lines, metrics, heads and request ids take faster paths; `false` runs the plain public paths instead (Fastify for every request, pino, prom-client), the reference the parity test holds them to',
+      'the one speed switch (src/speed/README.md): repeated reads of an answer already built are served before the framework runs, with the same checks, headers and log line, and log lines, metrics and heads take faster paths; `false` runs the plain public paths instead (Fastify for every request, pino, prom-client), the reference the parity test holds them to',
   }),
   webhookAllowPrivate: withDefault({
     env: 'PRICEPOINT_WEBHOOK_ALLOW_PRIVATE',

@@ -3,6 +3,7 @@
  * (../server/compose.ts): the request pipeline's steps as Fastify hooks and as the fast entry
  * (./README.md), and every route, registered here by name so a reader finds each one by grep.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import cors from '@fastify/cors';
@@ -112,7 +113,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     // Our own onResponse hook writes the one line per request, masked.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: speed.requestId,
+    genReqId: () => randomUUID(),
     requestIdHeader: false,
     trustProxy: trust ?? false,
     return503OnClosing: false,
@@ -204,23 +205,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     closing = true;
   });
   const common = commonHeaders(deps.https !== undefined);
-  app.addHook('onRequest', async (request, reply) => {
+  // The hooks every request passes take `done` rather than being async: no promise per hook.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id).headers(common);
-    if (closing) {
-      reply.header('connection', 'close');
-      return sendProblem(request, reply, new ApiError('service_unavailable', 'The server is shutting down.'));
-    }
+    if (!closing) return done();
+    // Answered here: Fastify goes on with the reply sent, not with `done`.
+    reply.header('connection', 'close');
+    sendProblem(request, reply, new ApiError('service_unavailable', 'The server is shutting down.'));
   });
   // Rate-limit headers go on every authenticated answer, errors included.
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (request.limitHeaders) reply.headers(request.limitHeaders);
+    done(null, payload);
   });
   // Admin actions into the audit log, before their answers leave (audit-hook.ts, docs/audit.md).
   app.addHook('onSend', auditHook(services.audit));
   // The record step: one structured line per request and its metrics, on either entry.
   const usage = config.usageHistory ? services.usage : undefined;
-  const record = createRecorder(metrics, speed.lineWriter(app.log), speed.mask, usage);
-  app.addHook('onResponse', async (request, reply) => {
+  const record = createRecorder(metrics, speed.lineWriter(app.log), usage);
+  app.addHook('onResponse', (request, reply, done) => {
     // A request the fast entry handed over is timed from when it arrived there.
     const arrived = admission.arrivedAt(request.raw);
     record({
@@ -238,6 +241,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       units: request.unitsTaken,
       countedAt: request.countedAt,
     });
+    done();
   });
 
   // The fast entry answers repeated reads before Fastify; with the speed switch off, Fastify answers all.
@@ -251,7 +255,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     clock,
     commonHeaders: common,
     trust,
-    requestId: speed.requestId,
     closing: () => closing,
     next: fastifyListener as RequestListener,
   });

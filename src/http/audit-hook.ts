@@ -35,12 +35,25 @@ declare module 'fastify' {
   }
 }
 
-/** The `onSend` hook that records audited routes (registered once in app.ts). */
+/**
+ * The `onSend` hook that records audited routes (registered once in app.ts). It runs for every
+ * request, so it takes `done` and makes a promise only for an audited one.
+ */
 export function auditHook(audit: AuditService) {
-  return async function recordAudit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return function recordAudit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (error: Error | null, payload?: unknown) => void,
+  ): void {
     const route = (request.routeOptions.config as { audit?: AuditRoute }).audit;
-    if (route === undefined) return;
-    if (request.caller === null && route.open?.(reply.statusCode, request.problemCode) !== true) return;
+    if (
+      route === undefined ||
+      (request.caller === null && route.open?.(reply.statusCode, request.problemCode) !== true)
+    ) {
+      done(null, payload);
+      return;
+    }
     let target = request.auditTarget;
     if (target === null) {
       try {
@@ -49,14 +62,16 @@ export function auditHook(audit: AuditService) {
         target = null;
       }
     }
-    await audit.record({
-      actor: request.caller?.key.id ?? ANONYMOUS_ACTOR,
-      address: request.ip,
-      action: route.action,
-      target,
-      status: reply.statusCode,
-      code: request.problemCode,
-      keyId: request.auditKeyId,
-    });
+    audit
+      .record({
+        actor: request.caller?.key.id ?? ANONYMOUS_ACTOR,
+        address: request.ip,
+        action: route.action,
+        target,
+        status: reply.statusCode,
+        code: request.problemCode,
+        keyId: request.auditKeyId,
+      })
+      .then(() => done(null, payload), done);
   };
 }
