@@ -66,12 +66,14 @@ describe('rotate', () => {
     assert.equal((await service.rotate(plain.id, 0)).previous.expiresAt, now);
   });
 
-  test('a rotated key can be rotated again while in its grace, never past its first end', async () => {
+  test('a key is rotated once: in its grace it makes no second successor, and the successor rotates', async () => {
     const { record } = await service.create({ name: 'twice', tier: 'free' });
     const first = await service.rotate(record.id, 10 * HOUR);
-    const second = await service.rotate(record.id, 20 * HOUR);
-    assert.equal(second.previous.expiresAt, now + 10 * HOUR, 'a second rotation does not extend the grace');
-    assert.notEqual(second.record.id, first.record.id);
+    const before = (await service.list()).length;
+    assert.equal(await code(service.rotate(record.id, 20 * HOUR)), 'invalid_parameter:id');
+    assert.equal((await service.list()).length, before, 'no second successor');
+    assert.equal((await service.get(record.id)).expiresAt, now + 10 * HOUR, 'the grace stays as it was');
+    assert.notEqual((await service.rotate(first.record.id, HOUR)).record.id, first.record.id);
   });
 
   test('refuses revoked, expired and unknown keys and out-of-range graces, and issues nothing', async () => {

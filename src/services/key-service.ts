@@ -282,6 +282,7 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
       allowedAddresses: spec.allowedAddresses ?? null,
       customerRef: spec.customerRef ?? null,
       contact: spec.contact ?? null,
+      replacedBy: null,
     };
   }
 
@@ -337,6 +338,13 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
       const old = await keys.get(id);
       if (old === undefined) throw new ApiError('not_found', `There is no key with id ${id}.`);
       const now = clock();
+      if (old.replacedBy != null) {
+        throw new ApiError(
+          'invalid_parameter',
+          `The key ${id} was rotated already and is replaced by ${old.replacedBy}; rotate that one.`,
+          { extra: { parameter: 'id' } },
+        );
+      }
       if (old.revokedAt !== null || (old.expiresAt !== null && old.expiresAt <= now)) {
         throw new ApiError(
           'invalid_parameter',
@@ -349,9 +357,13 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
       const record = newRecord(key, old);
       // The store re-checks in its transaction: a revocation racing this rotation wins.
       if (!(await keys.rotate(id, record, now + graceMs))) {
-        throw new ApiError('invalid_parameter', `The key ${id} is revoked; only a live key can be rotated.`, {
-          extra: { parameter: 'id' },
-        });
+        throw new ApiError(
+          'invalid_parameter',
+          `The key ${id} is revoked or rotated already; only a live key can be rotated.`,
+          {
+            extra: { parameter: 'id' },
+          },
+        );
       }
       return { key, record: keyView(record), previous: await this.get(id) };
     },

@@ -136,6 +136,8 @@ export interface KeyRecord {
   readonly customerRef?: string | null;
   /** Who to contact about the key (an e-mail address, a name); shown to admin views only. */
   readonly contact?: string | null;
+  /** The id of the key that replaced this one by rotation; absent or null: not rotated. */
+  readonly replacedBy?: string | null;
 }
 
 /** What an update of a key may change (`KeyStore.update`); a field left out stays as it is. */

@@ -135,6 +135,28 @@ describe('POST /api/v1/key/rotate over HTTPS', () => {
     );
   });
 
+  test('a key rotated once makes no second successor, by its holder or the operator; its successor rotates', async () => {
+    const own = await h.createKey({ name: 'customer', tier: 'pro' });
+    const first = await post(own.key, JSON.stringify({ graceSeconds: 3600 }));
+    assert.equal(first.status, 201, first.text);
+    const successor = JSON.parse(first.text) as { id: string; key: string };
+
+    // Someone holding the old key (leaked, say) during its grace period gets no key of their own.
+    const again = await post(own.key, JSON.stringify({ graceSeconds: 0 }));
+    assert.equal(again.status, 403, again.text);
+    assert.equal(JSON.parse(again.text).code, 'self_rotation_not_allowed');
+    assert.equal((await usage(own.key)).status, 200, 'the old key still reads for its grace period');
+    const byOperator = await client.request('POST', `/api/v1/keys/${own.id}/rotate`, {
+      headers: { 'x-api-key': admin, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    assert.equal(byOperator.status, 400, byOperator.text);
+    assert.match(JSON.parse(byOperator.text).detail, new RegExp(`replaced by ${successor.id}`));
+
+    const next = await post(successor.key);
+    assert.equal(next.status, 201, next.text);
+  });
+
   test('a tier without selfRotate, the demo key among them, is refused with a code of its own and recorded', async () => {
     const free = await h.createKey({ name: 'free customer', tier: 'free' });
     assert.equal(JSON.parse((await usage(free.key)).text).selfRotate, false);

@@ -50,6 +50,7 @@ function key(id: string): KeyRecord {
     allowedAddresses: null,
     customerRef: null,
     contact: null,
+    replacedBy: null,
   };
 }
 

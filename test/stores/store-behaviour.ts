@@ -63,6 +63,7 @@ function key(id: string, overrides: Partial<KeyRecord> = {}): KeyRecord {
     allowedAddresses: null,
     customerRef: null,
     contact: null,
+    replacedBy: null,
     ...overrides,
   };
 }
@@ -521,6 +522,23 @@ export function storeBehaviour(name: string, open: () => Promise<OpenStores>): v
         assert.equal((await keys.get('early'))?.expiresAt, T0 + 100);
         assert.equal((await keys.get('late'))?.expiresAt, T0 + 500);
         assert.deepEqual(await keys.findByHash('hash-of-open2'), key('open2'));
+        assert.equal((await keys.get('open'))?.replacedBy, 'open2');
+      }));
+
+    test('a key is rotated once: a second rotation answers false and stores nothing', () =>
+      withStores(async ({ keys }) => {
+        await keys.insert(key('once'));
+        assert.equal(await keys.rotate('once', key('once2'), T0 + 500), true);
+        assert.equal(await keys.rotate('once', key('once3'), T0 + 100), false);
+        assert.equal(await keys.get('once3'), undefined);
+        assert.deepEqual(
+          {
+            expiresAt: (await keys.get('once'))?.expiresAt,
+            replacedBy: (await keys.get('once'))?.replacedBy,
+          },
+          { expiresAt: T0 + 500, replacedBy: 'once2' },
+        );
+        assert.equal(await keys.rotate('once2', key('once3'), T0 + 900), true);
       }));
 
     test('rotate of a missing or revoked key answers false and stores nothing', () =>

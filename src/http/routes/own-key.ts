@@ -62,6 +62,14 @@ export function ownKeyRoutes(app: FastifyInstance, deps: OwnKeyRoutesDeps): void
           `Keys of tier ${tier.name} may not rotate themselves; ask the operator for a new key.`,
         );
       }
+      // A replaced key works through its grace period but makes no further successor: whoever
+      // holds it then may be the one it was rotated away from (docs/keys-and-tiers.md).
+      if ((await deps.keys.get(key.id)).replacedBy != null) {
+        throw new ApiError(
+          'self_rotation_not_allowed',
+          'This key was rotated already; it works until its grace period ends, and only the key that replaced it may rotate.',
+        );
+      }
       const { graceSeconds } = request.body;
       const rotation = await deps.keys.rotate(
         key.id,

@@ -217,6 +217,12 @@ const migrations: Record<string, Migration> = {
       await db.schema.alterTable('audit_log').addColumn('key_id', 'text').execute();
     },
   },
+  '0010_replaced_keys': {
+    // The successor of a rotated key, so that a key is rotated once (docs/keys-and-tiers.md).
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('api_keys').addColumn('replaced_by', 'text').execute();
+    },
+  },
 };
 
 /** A schema name we can put in a connection option and in SQL without quoting. */

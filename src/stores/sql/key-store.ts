@@ -24,6 +24,7 @@ function toRecord(row: ApiKeysTable): KeyRecord {
     allowedAddresses: row.allowed_addresses === null ? null : (JSON.parse(row.allowed_addresses) as string[]),
     customerRef: row.customer_ref,
     contact: row.contact,
+    replacedBy: row.replaced_by,
   };
 }
 
@@ -60,6 +61,7 @@ export function keyInsert(db: Kysely<SqlTables>, record: KeyRecord) {
     allowed_addresses: json(record.allowedAddresses),
     customer_ref: record.customerRef ?? null,
     contact: record.contact ?? null,
+    replaced_by: record.replacedBy ?? null,
   });
 }
 
@@ -134,9 +136,14 @@ export class SqlKeyStore implements KeyStore {
     // A missing expiry compares as NULL, so it gets `expiresBy`; an earlier expiry stays.
     const expire = this.db
       .updateTable('api_keys')
-      .set({ expires_at: sql`case when expires_at < ${by} then expires_at else ${by} end` })
+      .set({
+        expires_at: sql`case when expires_at < ${by} then expires_at else ${by} end`,
+        replaced_by: replacement.id,
+      })
       .where('id', '=', id)
-      .where('revoked_at', 'is', null);
+      .where('revoked_at', 'is', null)
+      // Once: the replaced key's holder, who may not be its owner, cannot make another successor.
+      .where('replaced_by', 'is', null);
     return this.engine.writeAll([expire, this.insertQuery(replacement)], () => this.mayRotate(id));
   }
 

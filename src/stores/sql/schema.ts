@@ -52,6 +52,8 @@ export interface ApiKeysTable {
   allowed_addresses: string | null;
   customer_ref: string | null;
   contact: string | null;
+  /** The key that replaced this one by rotation, or NULL: a replaced key is not rotated again. */
+  replaced_by: string | null;
 }
 
 /** The audit log (docs/audit.md): appended to, read and pruned by time, never updated. */
