@@ -16,7 +16,7 @@ export interface AuditCommandsDeps {
   readonly config: () => Config;
 }
 
-const HEADER = 'id\ttime\tactor\taddress\taction\ttarget\tstatus\tcode';
+const HEADER = 'id\ttime\tactor\taddress\taction\ttarget\tstatus\tcode\tkey';
 
 /** One entry per line, tab-separated, every field with control characters escaped. */
 function entryLine(e: AuditEntry): string {
@@ -29,6 +29,8 @@ function entryLine(e: AuditEntry): string {
     e.target ?? '-',
     e.status === null ? '-' : String(e.status),
     e.code ?? '-',
+    // The key a claim or sign-up made (docs/invitations.md).
+    e.keyId ?? '-',
   ];
   return fields.map(printable).join('\t');
 }

@@ -20,6 +20,7 @@ import { registerAuditCommands } from './audit-commands.js';
 import { registerCheckCommand } from './check-command.js';
 import { CliError } from './cli-error.js';
 import { registerImportCommand } from './import-command.js';
+import { registerInvitationCommands } from './invitation-commands.js';
 import { registerKeyCommands } from './key-commands.js';
 import { registerMcpCommand } from './mcp-command.js';
 import { registerSeriesCommands } from './series-commands.js';
@@ -117,6 +118,7 @@ export function buildCli(print: Print, env: Env): Command {
     });
 
   registerKeyCommands(program, { print, config });
+  registerInvitationCommands(program, { print, config });
   registerAuditCommands(program, { print, config });
   registerSeriesCommands(program, { print, config });
   registerImportCommand(program, { print, config });

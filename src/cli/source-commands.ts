@@ -2,19 +2,21 @@
  * `pricepoint sources list|status|zones|run NAME [--from DATE --to DATE]` (docs/sources.md): the
  * sources of the config file with their upstream's terms, what they did last, the zones their types
  * can fill, and a run now through the same runner and lease as the server, so a run never overlaps
- * one an instance is doing. Settings print as written: a secret prints as the name of its
+ * one an instance is doing, recorded in the audit log as the API's run is. Settings print as written: a secret prints as the name of its
  * environment variable.
  */
 import { type Command, Option } from 'commander';
 import type { Config } from '../config/config.js';
 import { printable, printableJson } from '../domain/text/plain-text.js';
 import { withServices } from '../server/compose.js';
+import type { Services } from '../server/services.js';
 import { plannedScheduler } from '../sources/scheduler.js';
 import { termsOfSource } from '../sources/source-terms.js';
 import { backfillWindow, runView, type SourceView, sourceView } from '../sources/source-view.js';
 import { openSources, type Sources } from '../sources/sources.js';
 import type { SourceWindow, UpstreamTerms } from '../sources/types.js';
 import { findZones } from '../sources/zone-finder.js';
+import { audited } from './cli-audit.js';
 import { CliError } from './cli-error.js';
 
 export interface SourceCommandsDeps {
@@ -22,8 +24,11 @@ export interface SourceCommandsDeps {
   readonly config: () => Config;
 }
 
-/** The sources over the configured stores, for one command. */
-async function withSources<T>(config: Config, run: (sources: Sources) => Promise<T>): Promise<T> {
+/** The sources over the configured stores, for one command, with the services (the audit log). */
+async function withSources<T>(
+  config: Config,
+  run: (sources: Sources, services: Services) => Promise<T>,
+): Promise<T> {
   return withServices(config, async (services) => {
     const sources = await openSources(config.sources, {
       prices: services.stores.prices,
@@ -33,7 +38,7 @@ async function withSources<T>(config: Config, run: (sources: Sources) => Promise
     });
     sources.start();
     try {
-      return await run(sources);
+      return await run(sources, services);
     } finally {
       await sources.close();
     }
@@ -150,10 +155,17 @@ export function registerSourceCommands(program: Command, { print, config }: Sour
         if (typeof asked === 'string') throw new CliError('invalid_option', `--${asked}`);
         window = asked;
       }
-      const outcome = await withSources(cfg, (s) => s.run(name, window));
-      if (outcome === undefined) throw new CliError('unknown_source', `no source is named "${name}"`);
-      const view = runView(name, outcome);
-      if (view.outcome !== 'written') throw new CliError(`source_${view.outcome}`, view.message);
+      // An admin action like the API's run (docs/audit.md): recorded with actor cli, and the
+      // outcome's code when it wrote nothing.
+      const view = await withSources(cfg, (s, services) =>
+        audited(services.audit, 'sources.run', name, async () => {
+          const outcome = await s.run(name, window);
+          if (outcome === undefined) throw new CliError('unknown_source', `no source is named "${name}"`);
+          const ran = runView(name, outcome);
+          if (ran.outcome !== 'written') throw new CliError(`source_${ran.outcome}`, ran.message);
+          return ran;
+        }),
+      );
       print(opts.json ? printableJson(view) : printable(view.message));
     });
 }

@@ -48,7 +48,7 @@ function withUsage<T>(config: Config, run: (usage: UsageHistory, services: Servi
 }
 
 /** A key as the export shows it; the customer reference where the key store keeps one. */
-function exportKey(record: KeyRecord & { readonly customerRef?: string | null }): ExportKey {
+function exportKey(record: KeyRecord): ExportKey {
   return { id: record.id, name: record.name, tier: record.tier, customerRef: record.customerRef ?? null };
 }
 

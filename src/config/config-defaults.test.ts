@@ -14,6 +14,7 @@ describe('loadConfig defaults', () => {
       databasePath: join(dataDir, 'pricepoint.db'),
       host: '127.0.0.1',
       port: 8443,
+      publicUrl: undefined,
       tls: { mode: 'self-signed' },
       trustProxy: [],
       logLevel: 'info',

@@ -50,8 +50,9 @@ describe('loadConfig reads the PRICEPOINT_CONFIG file', () => {
       kinds: null,
       historyDays: 31,
       streams: 50,
+      selfRotate: false,
     });
-    assert.deepEqual(config.tiers['partner'], { name: 'partner', ...partner });
+    assert.deepEqual(config.tiers['partner'], { name: 'partner', ...partner, selfRotate: false });
     assert.deepEqual(config.tiers['free'], DEFAULT_TIERS['free']);
   });
 
@@ -85,7 +86,7 @@ describe('loadConfig reads the PRICEPOINT_CONFIG file', () => {
     assert.equal(config.tiers['free']?.historyDays, null);
     assert.equal(config.tiers['free']?.streams, 4);
     assert.deepEqual(config.tiers['free']?.limits, DEFAULT_TIERS['free']?.limits);
-    assert.deepEqual(config.tiers['partner'], { name: 'partner', ...partner });
+    assert.deepEqual(config.tiers['partner'], { name: 'partner', ...partner, selfRotate: false });
   });
 
   test('an empty file changes nothing', () => {

@@ -41,9 +41,43 @@ const TierSchema = Type.Object(
     historyDays: Type.Optional(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])),
     // Open event streams per instance, counted per countPer (docs/events.md).
     streams: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    // Whether a key may rotate itself (docs/keys-and-tiers.md, "Rotating your own key").
+    selfRotate: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
+
+const SignupSchema = Type.Object(
+  {
+    tier: Type.String({ pattern: NAME }),
+    scopes: Type.Optional(
+      Type.Array(Type.Union([Type.Literal('read'), Type.Literal('write'), Type.Literal('admin')]), {
+        minItems: 1,
+        maxItems: 3,
+      }),
+    ),
+    perAddress: Type.Optional(
+      Type.Object(
+        {
+          limit: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
+          windowSeconds: Type.Integer({ minimum: 1, maximum: 31_536_000 }),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    // A duration as operators type them: 30d, 12h.
+    keyExpiresIn: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}[smhd]$' })),
+  },
+  { additionalProperties: false },
+);
+
+/** `signup:` of the config file as written. */
+export interface SignupEntry {
+  readonly tier: string;
+  readonly scopes?: readonly ('read' | 'write' | 'admin')[];
+  readonly perAddress?: { readonly limit: number; readonly windowSeconds: number };
+  readonly keyExpiresIn?: string;
+}
 
 const fileSettings: Readonly<Record<string, TSchema>> = Object.fromEntries(
   Object.values(SETTINGS).flatMap((setting) =>
@@ -74,6 +108,8 @@ const FileSchema = Type.Object(
     ),
     // Checked by ../mqtt/mqtt-config.ts, which names the field (docs/mqtt.md).
     mqtt: Type.Optional(Type.Unknown()),
+    // Open sign-up for one tier (docs/invitations.md "Open sign-up"); the tier is checked in config.ts.
+    signup: Type.Optional(SignupSchema),
     // Named tariffs for tariff= (docs/tariffs.md).
     tariffs: Type.Optional(
       Type.Record(Type.String({ pattern: NAME }), TariffSchema, { additionalProperties: false }),
@@ -94,6 +130,8 @@ export interface FileSettings {
   readonly tariffs?: Readonly<Record<string, Tariff>>;
   /** The `mqtt:` entry as written, checked by `parseMqtt`. */
   readonly mqtt?: unknown;
+  /** The `signup:` entry, its tier not yet checked against the tiers. */
+  readonly signup?: SignupEntry;
 }
 
 /** Reads and checks the file at the absolute `path`; an empty file sets nothing. */
@@ -124,9 +162,11 @@ export function readConfigFile(path: string): FileSettings {
     fx,
     tariffs: tariffEntries,
     mqtt,
+    signup,
     ...values
   } = data as {
     mqtt?: unknown;
+    signup?: SignupEntry;
     tiers?: Record<string, TierOverride>;
     sources?: Record<string, unknown>;
     fx?: FxPairs;
@@ -156,5 +196,6 @@ export function readConfigFile(path: string): FileSettings {
     ...(fx !== undefined && { fx }),
     ...(tariffs !== undefined && { tariffs }),
     ...(mqtt !== undefined && { mqtt }),
+    ...(signup !== undefined && { signup }),
   };
 }

@@ -6,13 +6,15 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import leven from 'leven';
-import { withDevConfig } from '../dev-data/dev-config.js';
+import { devTiers, withDevConfig } from '../dev-data/dev-config.js';
+import { DEFAULT_SIGNUP_PER_ADDRESS, type SignupRules } from '../domain/keys/signup-rules.js';
 import { DEFAULT_TIERS, mergeTiers, type Tier, type TierOverride } from '../domain/limits/tiers.js';
 import type { Tariff } from '../domain/money/tariff.js';
+import { parseDuration } from '../domain/time/duration.js';
 import { type TzSourceOptions, tzFolderProblem } from '../domain/time/tz-source.js';
 import { checkMqttTariffs, type MqttConfig, MqttConfigError, parseMqtt } from '../mqtt/mqtt-config.js';
 import { parseSources, type SourceConfig, SourceConfigError } from '../sources/source-config.js';
-import { type FxPairs, readConfigFile } from './config-file.js';
+import { type FxPairs, readConfigFile, type SignupEntry } from './config-file.js';
 import type { Env } from './environment.js';
 import { ConfigError } from './setting-kinds.js';
 import { type Chosen, ENV_SETTINGS, SETTINGS, type Settings } from './settings.js';
@@ -64,6 +66,8 @@ export type Config = Omit<Settings, ReplacedInConfig> & {
   readonly tariffs: Readonly<Record<string, Tariff>>;
   /** The config file's `mqtt:` (docs/mqtt.md); absent without one: nothing is published. */
   readonly mqtt?: MqttConfig;
+  /** The config file's `signup:` (docs/invitations.md "Open sign-up"); absent: sign-up is off. */
+  readonly signup?: SignupRules;
 };
 
 /** Each setting from the environment, else the file, else its default: the environment wins. */
@@ -77,6 +81,7 @@ function readSettings(
   fx: FxPairs;
   tariffs: Readonly<Record<string, Tariff>>;
   mqtt: MqttConfig | undefined;
+  signup: SignupEntry | undefined;
   filePath: string | undefined;
 } {
   const configFile = SETTINGS.configFile.kind.parse(env.PRICEPOINT_CONFIG ?? '', 'PRICEPOINT_CONFIG');
@@ -122,12 +127,33 @@ function readSettings(
   }
   return {
     mqtt,
+    signup: file?.signup,
     filePath,
     settings: chosen as Settings,
     tiers: { ...file?.tiers },
     sources,
     fx: file?.fx ?? {},
     tariffs: file?.tariffs ?? {},
+  };
+}
+
+/** `signup:` as the services use it; its tier must be one of `tiers`. */
+function signupRules(
+  entry: SignupEntry | undefined,
+  tiers: Readonly<Record<string, Tier>>,
+  filePath: string | undefined,
+): SignupRules | undefined {
+  if (entry === undefined) return undefined;
+  if (!Object.hasOwn(tiers, entry.tier)) {
+    throw new ConfigError(
+      `PRICEPOINT_CONFIG: ${filePath}: setting "signup.tier" must name a tier (${Object.keys(tiers).join(', ')}), not "${entry.tier}"`,
+    );
+  }
+  return {
+    tier: entry.tier,
+    scopes: entry.scopes === undefined ? ['read'] : [...new Set(entry.scopes)],
+    perAddress: entry.perAddress ?? DEFAULT_SIGNUP_PER_ADDRESS,
+    keyExpiresInMs: entry.keyExpiresIn === undefined ? null : (parseDuration(entry.keyExpiresIn) ?? null),
   };
 }
 
@@ -187,11 +213,21 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     }
   }
   const cwd = process.cwd();
-  const { settings, tiers: tierOverrides, sources, fx, tariffs, mqtt, filePath } = readSettings(env, cwd);
+  const {
+    settings,
+    tiers: tierOverrides,
+    sources,
+    fx,
+    tariffs,
+    mqtt,
+    signup,
+    filePath,
+  } = readSettings(env, cwd);
   const tls = tlsSettings(settings, cwd);
   let tiers: Record<string, Tier>;
   try {
-    tiers = mergeTiers(DEFAULT_TIERS, tierOverrides);
+    const devData = overrides.devData ?? settings.devData;
+    tiers = mergeTiers(devData ? devTiers(DEFAULT_TIERS) : DEFAULT_TIERS, tierOverrides);
   } catch (error) {
     throw new ConfigError(`PRICEPOINT_CONFIG: ${(error as Error).message}`);
   }
@@ -209,6 +245,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     fx,
     tariffs,
     ...(mqtt !== undefined && { mqtt }),
+    ...(signup !== undefined && { signup: signupRules(signup, tiers, filePath) as SignupRules }),
     ...overrides,
   };
   if (!isAbsolute(config.databasePath) && config.databasePath !== ':memory:') {

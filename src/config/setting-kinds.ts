@@ -169,3 +169,34 @@ export function proxyRanges(): SettingKind<readonly string[]> {
     accepts: `comma-separated IP addresses, CIDR ranges or ${NAMED_RANGES.map(code).join(', ')}`,
   };
 }
+
+/** Why `value` is no public address of the server (an `http(s)://` URL without query or fragment), or undefined. */
+function publicUrlProblem(value: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    return 'not a URL (expected https://… such as https://prices.example.com)';
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    return 'must start with https:// or http://';
+  if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
+    return 'must be an address without query, fragment or credentials, such as https://prices.example.com';
+  }
+  return undefined;
+}
+
+/** The address customers reach the server at, for links the server hands out (docs/invitations.md). */
+export function publicUrl(): SettingKind<string> {
+  return {
+    schema: Type.String({ minLength: 1 }),
+    parse(raw, name) {
+      if (raw === '') return undefined;
+      const problem = publicUrlProblem(raw);
+      if (problem !== undefined) throw new ConfigError(`${name}: ${problem}`);
+      return raw;
+    },
+    problem: publicUrlProblem,
+    accepts: `${code('https://…')} or ${code('http://…')}, a path allowed`,
+  };
+}

@@ -10,6 +10,7 @@ import {
   matching,
   oneOf,
   proxyRanges,
+  publicUrl,
   type SettingKind,
   secret,
   text,
@@ -100,6 +101,13 @@ export const SETTINGS = {
     kind: boolean(),
     default: false,
     meaning: 'plain HTTP, only behind a TLS-terminating proxy; refused together with a certificate',
+  }),
+  publicUrl: optional({
+    env: 'PRICEPOINT_PUBLIC_URL',
+    file: 'publicUrl',
+    kind: publicUrl(),
+    meaning:
+      'the address customers reach this server at (`https://prices.example.com`), for the links the server hands out (invitations, docs/invitations.md); unset: the address each request came to, and for the command line `https://localhost:PORT`',
   }),
   trustProxy: withDefault<readonly string[]>({
     env: 'PRICEPOINT_TRUST_PROXY',
@@ -262,7 +270,7 @@ export const SETTINGS = {
     kind: boolean(),
     default: true,
     meaning:
-      'the one speed switch (src/speed/README.md): repeated reads of an answer already built are served before the framework runs, with the same checks, headers and log line, and log lines, metrics, heads and request ids take faster paths; `false` runs the plain public paths instead (Fastify for every request, pino, prom-client), the reference the parity test holds them to',
+      'the one speed switch (src/speed/README.md): repeated reads of an answer already built are served before the framework runs, with the same checks, headers and log line, and log lines, metrics and heads take faster paths; `false` runs the plain public paths instead (Fastify for every request, pino, prom-client), the reference the parity test holds them to',
   }),
   webhookAllowPrivate: withDefault({
     env: 'PRICEPOINT_WEBHOOK_ALLOW_PRIVATE',

@@ -5,6 +5,7 @@
  * no `tariffs:`, of its own; a file that has them is taken as it is.
  */
 import type { FxPairs } from '../config/config-file.js';
+import type { Tier } from '../domain/limits/tiers.js';
 import type { Tariff } from '../domain/money/tariff.js';
 import { parseTariffs } from '../domain/money/tariff-config.js';
 
@@ -27,6 +28,17 @@ export const DEV_TARIFFS: Readonly<Record<string, Tariff>> = parseTariffs({
     ],
   },
 });
+
+/**
+ * The tiers the development data set starts from: the defaults, with `pro` keys allowed to rotate
+ * themselves so the portal's rotation can be tried on `npm start` (the shared demo key never may). The
+ * config file's `tiers:` are merged over these, so a file that says `selfRotate: false` wins.
+ */
+export function devTiers(defaults: Readonly<Record<string, Tier>>): Record<string, Tier> {
+  const tiers = { ...defaults };
+  if (tiers.pro !== undefined) tiers.pro = { ...tiers.pro, selfRotate: true };
+  return tiers;
+}
 
 /** `fx` and `tariffs` with the development data set's where the configuration has none. */
 export function withDevConfig<T extends { fx: FxPairs; tariffs: Readonly<Record<string, Tariff>> }>(

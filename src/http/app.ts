@@ -3,6 +3,7 @@
  * (../server/compose.ts): the request pipeline's steps as Fastify hooks and as the fast entry
  * (./README.md), and every route, registered here by name so a reader finds each one by grep.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import cors from '@fastify/cors';
@@ -23,6 +24,8 @@ import { clientErrorAnswer, registerProblemHandling, sendProblem } from './contr
 import { foldEnumCase } from './contract/read-query.js';
 import { ProblemSchema } from './contract/schemas.js';
 import type { Metrics } from './metrics.js';
+import { loadPageFiles, registerPages } from './pages/pages.js';
+import { registerPortalPages } from './pages/portal-pages.js';
 import { createAdmission } from './pipeline/admit.js';
 import { createAnswerCache } from './pipeline/answer-cache.js';
 import { CORS, commonHeaders } from './pipeline/headers.js';
@@ -31,11 +34,14 @@ import { createRecorder } from './pipeline/record.js';
 import type { DayBuilder } from './render/day-content.js';
 import { auditRoutes } from './routes/audit.js';
 import { cheapestRoutes } from './routes/cheapest.js';
+import { consoleSignInRoutes } from './routes/console-sign-in.js';
 import { deviceRoutes } from './routes/devices.js';
 import { type EventRouteDeps, eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
+import { InvitationViewSchema, invitationRoutes } from './routes/invitations.js';
 import { KeyViewSchema, keyRoutes } from './routes/keys.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { ownKeyRoutes } from './routes/own-key.js';
 import { pointerRoutes } from './routes/pointers.js';
 import { priceWriteRoutes } from './routes/price-writes.js';
 import { DayAnswerSchema, priceRoutes } from './routes/prices.js';
@@ -107,7 +113,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     },
     // Our own onResponse hook writes the one line per request, masked.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: speed.requestId,
+    genReqId: () => randomUUID(),
     requestIdHeader: false,
     trustProxy: trust ?? false,
     return503OnClosing: false,
@@ -163,6 +169,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.decorateRequest('countedAt', null);
   app.decorateRequest('problemCode', null);
   app.decorateRequest('auditTarget', null);
+  app.decorateRequest('auditKeyId', null);
   registerProblemHandling(app);
   // Shared shapes, referenced by `$id` from the route schemas: one copy each in the document.
   app.addSchema(ProblemSchema);
@@ -170,8 +177,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.addSchema(SeriesInfoSchema);
   app.addSchema(TariffSchema);
   app.addSchema(KeyViewSchema);
+  app.addSchema(InvitationViewSchema);
   app.addSchema(WebhookViewSchema);
   await registerDocs(app, config.devData ? { demoKey: DEMO_API_KEY } : {});
+  // The console and the portal (./pages/), from web/.
+  const pageFiles = await loadPageFiles();
+  await registerPages(app, pageFiles);
+  // The portal's claim and sign-up pages, on the same assets (./pages/portal-pages.ts).
+  await registerPortalPages(app, { version: pageFiles.version, signupTier: config.signup?.tier });
   // The preflight, from the one header table (./pipeline/headers.ts).
   await app.register(cors, CORS);
 
@@ -192,23 +205,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     closing = true;
   });
   const common = commonHeaders(deps.https !== undefined);
-  app.addHook('onRequest', async (request, reply) => {
+  // The hooks every request passes take `done` rather than being async: no promise per hook.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id).headers(common);
-    if (closing) {
-      reply.header('connection', 'close');
-      return sendProblem(request, reply, new ApiError('service_unavailable', 'The server is shutting down.'));
-    }
+    if (!closing) return done();
+    // Answered here: Fastify goes on with the reply sent, not with `done`.
+    reply.header('connection', 'close');
+    sendProblem(request, reply, new ApiError('service_unavailable', 'The server is shutting down.'));
   });
   // Rate-limit headers go on every authenticated answer, errors included.
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (request.limitHeaders) reply.headers(request.limitHeaders);
+    done(null, payload);
   });
   // Admin actions into the audit log, before their answers leave (audit-hook.ts, docs/audit.md).
   app.addHook('onSend', auditHook(services.audit));
   // The record step: one structured line per request and its metrics, on either entry.
   const usage = config.usageHistory ? services.usage : undefined;
-  const record = createRecorder(metrics, speed.lineWriter(app.log), speed.mask, usage);
-  app.addHook('onResponse', async (request, reply) => {
+  const record = createRecorder(metrics, speed.lineWriter(app.log), usage);
+  app.addHook('onResponse', (request, reply, done) => {
     // A request the fast entry handed over is timed from when it arrived there.
     const arrived = admission.arrivedAt(request.raw);
     record({
@@ -226,6 +241,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       units: request.unitsTaken,
       countedAt: request.countedAt,
     });
+    done();
   });
 
   // The fast entry answers repeated reads before Fastify; with the speed switch off, Fastify answers all.
@@ -239,7 +255,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     clock,
     commonHeaders: common,
     trust,
-    requestId: speed.requestId,
     closing: () => closing,
     next: fastifyListener as RequestListener,
   });
@@ -275,8 +290,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   sourceRoutes(app, { sources: deps.sources, configured: config.sources, keyGuard });
   usageRoutes(app, { limiter: services.limiter, keyGuard, clock });
   if (services.usage)
-    usageHistoryRoutes(app, { usage: services.usage, keys: services.keys, keyGuard, clock });
+    usageHistoryRoutes(app, {
+      usage: services.usage,
+      keys: services.keys,
+      tiers: Object.keys(config.tiers),
+      keyGuard,
+      clock,
+    });
   auditRoutes(app, { audit: services.audit, keyGuard });
+  consoleSignInRoutes(app, { keyGuard });
   mcpRoutes(app, { keyGuard });
   llmsTxtRoute(app);
   if (services.webhooks) webhookRoutes(app, { webhooks: services.webhooks, events: stores.events, keyGuard });
@@ -289,22 +311,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     countUnsent: (response, bytes) => countUnsent(response, bytes),
     ...(deps.eventStreams && { options: deps.eventStreams }),
   });
-  keyRoutes(app, {
-    keys: services.keys,
-    keyGuard,
-    clock,
-    changed: (keyId) => {
-      // This instance forgets at once; the others when the notice reaches them (or their cache expires).
-      services.auth.forget();
-      stores.notices.publish({ kind: 'keys', keyIds: [keyId] }).catch((error: unknown) => {
-        metrics.storeErrors.inc({ store: 'notices' });
-        app.log.warn(
-          { err: error },
-          'publishing a key change failed; other instances see it when their key cache expires',
-        );
-      });
-    },
-  });
+  invitationRoutes(app, { invitations: services.invitations, keyGuard, publicUrl: config.publicUrl });
+  const keyChanged = (keyId: string) => {
+    // This instance forgets at once; the others when the notice reaches them (or their cache expires).
+    services.auth.forget();
+    stores.notices.publish({ kind: 'keys', keyIds: [keyId] }).catch((error: unknown) => {
+      metrics.storeErrors.inc({ store: 'notices' });
+      app.log.warn(
+        { err: error },
+        'publishing a key change failed; other instances see it when their key cache expires',
+      );
+    });
+  };
+  keyRoutes(app, { keys: services.keys, keyGuard, clock, changed: keyChanged });
+  ownKeyRoutes(app, { keys: services.keys, keyGuard, changed: keyChanged });
 
   return app;
 }

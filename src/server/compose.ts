@@ -11,6 +11,7 @@ import { createAuditService } from '../services/audit-service.js';
 import { createAuthenticator } from '../services/authenticator.js';
 import { createCheapestService } from '../services/cheapest.js';
 import { createImportService } from '../services/import-service.js';
+import { createInvitationService } from '../services/invitation-service.js';
 import { createKeyService } from '../services/key-service.js';
 import { createRateLimiter } from '../services/rate-limiter.js';
 import { createSeriesService } from '../services/series-service.js';
@@ -45,6 +46,12 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
   const clock = hooks.clock ?? Date.now;
   const stores = hooks.onStoreError ? guardStores(raw, hooks.onStoreError) : raw;
   const prices = priceServiceOf(config, stores.prices, clock);
+  const keys = createKeyService({
+    keys: stores.keys,
+    tiers: config.tiers,
+    keySecret: config.keySecret,
+    clock,
+  });
   return {
     stores,
     auth: createAuthenticator({
@@ -57,7 +64,18 @@ export function composeServices(config: Config, raw: Stores, hooks: ServiceHooks
       acceptDemoKeys: config.devData,
       ...(hooks.onFlushError && { onFlushError: hooks.onFlushError }),
     }),
-    keys: createKeyService({ keys: stores.keys, tiers: config.tiers, keySecret: config.keySecret, clock }),
+    keys,
+    invitations: createInvitationService({
+      store: stores.invitations,
+      keys,
+      keyStore: stores.keys,
+      rateLimits: stores.rateLimits,
+      tiers: config.tiers,
+      keySecret: config.keySecret,
+      failuresPerMinute: config.authFailuresPerMinute,
+      signup: config.signup,
+      clock,
+    }),
     limiter: createRateLimiter({ store: stores.rateLimits, tiers: config.tiers, clock }),
     prices,
     imports: createImportService({ prices: stores.prices }),

@@ -19,7 +19,10 @@ import type { NoticeBus, Stores } from '../stores/types.js';
  * opened is a `ConfigError` naming the setting, so the operator sees which setting to fix.
  */
 export async function openStores(config: Config, hooks: StoreHooks = {}): Promise<Stores> {
-  let data: Pick<Stores, 'prices' | 'keys' | 'close' | 'events' | 'webhooks' | 'usage' | 'audit'> &
+  let data: Pick<
+    Stores,
+    'prices' | 'keys' | 'close' | 'events' | 'webhooks' | 'usage' | 'audit' | 'invitations'
+  > &
     Partial<Pick<EmbeddedStores, 'onKeyChanges'>>;
   try {
     data = config.databaseUrl
@@ -50,6 +53,7 @@ export async function openStores(config: Config, hooks: StoreHooks = {}): Promis
       webhooks: data.webhooks,
       usage: data.usage,
       ...(data.audit && { audit: data.audit }),
+      ...(data.invitations && { invitations: data.invitations }),
       close: data.close,
       prices: announceChanges(data.prices, notices),
       rateLimits: new MemoryRateLimitStore(),
@@ -76,6 +80,7 @@ export async function openStores(config: Config, hooks: StoreHooks = {}): Promis
     webhooks: data.webhooks,
     usage: data.usage,
     ...(data.audit && { audit: data.audit }),
+    ...(data.invitations && { invitations: data.invitations }),
     rateLimits: redis.rateLimits,
     notices: redis.notices,
     shared: {

@@ -6,6 +6,7 @@ import type { AuditService } from '../services/audit-service.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { CheapestService } from '../services/cheapest.js';
 import type { ImportService } from '../services/import-service.js';
+import type { InvitationService } from '../services/invitation-service.js';
 import type { KeyService } from '../services/key-service.js';
 import type { PriceService } from '../services/price-service.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
@@ -19,6 +20,8 @@ export interface Services {
   readonly stores: Stores;
   readonly auth: Authenticator;
   readonly keys: KeyService;
+  /** Invitations and open sign-up (docs/invitations.md). */
+  readonly invitations: InvitationService;
   readonly limiter: RateLimiter;
   readonly prices: PriceService;
   readonly imports: ImportService;

@@ -26,11 +26,18 @@ export const AUDIT_ACTIONS = [
   'webhooks.disable',
   'webhooks.redeliver',
   'sources.run',
+  'invitations.create',
+  'invitations.revoke',
+  'invitations.claim',
+  'signup',
+  'console.sign_in',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** The actor of entries the `pricepoint` command writes. */
 export const CLI_ACTOR = 'cli';
+/** The actor of claims and sign-ups: no key made the request (docs/invitations.md). */
+export const ANONYMOUS_ACTOR = 'anonymous';
 
 const DAY_MS = 86_400_000;
 /** Longer text (a hostile path parameter) is cut: an entry names a thing, it does not store input. */
@@ -85,6 +92,7 @@ export function createAuditService({ store, clock, retentionDays, onError }: Aud
           actor: safeText(entry.actor),
           address: entry.address === null ? null : safeText(entry.address),
           target: entry.target === null ? null : safeText(entry.target),
+          keyId: entry.keyId == null ? null : safeText(entry.keyId),
           time: now,
         });
         if (now - prunedAt >= PRUNE_EVERY_MS) {

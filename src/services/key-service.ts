@@ -101,6 +101,11 @@ export interface KeyService {
    * `invalid_parameter` naming every bad field, `known` (problems the caller found first) among them.
    */
   create(draft: KeyDraft, known?: readonly KeyFieldProblem[]): Promise<{ key: string; record: KeyView }>;
+  /**
+   * A new key checked as `create` checks it, but not stored: for a caller that stores it in a
+   * transaction of its own (a claimed invitation). The record holds the key's hash, never the key.
+   */
+  prepare(draft: KeyDraft): { key: string; record: KeyRecord };
   /** Stores a key whose value is already known (the documented demo key), once. */
   ensure(key: string, spec: NewKey): Promise<KeyView>;
   /** Every key, without its hash. */
@@ -294,6 +299,12 @@ export function createKeyService({ keys, tiers, keySecret, clock }: KeyServiceDe
       const spec = validate(draft, known);
       const key = generateKey(spec.kind ?? 'live');
       return { key, record: keyView(await store(key, spec)) };
+    },
+
+    prepare(draft: KeyDraft): { key: string; record: KeyRecord } {
+      const spec = validate(draft, []);
+      const key = generateKey(spec.kind ?? 'live');
+      return { key, record: newRecord(key, spec) };
     },
 
     async ensure(key: string, spec: NewKey): Promise<KeyView> {

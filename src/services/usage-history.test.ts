@@ -58,6 +58,7 @@ test('a write that fails keeps its counts for the next flush, which writes them 
     add: (rows) => (failing ? Promise.reject(new Error('database away')) : stores.usage.add(rows)),
     hours: (from, to, keyId) => stores.usage.hours(from, to, keyId),
     keyDays: (from, to) => stores.usage.keyDays(from, to),
+    tierBuckets: (buckets) => stores.usage.tierBuckets(buckets),
     prune: (before) => stores.usage.prune(before),
   };
   const errors: unknown[] = [];

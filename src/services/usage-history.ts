@@ -12,6 +12,7 @@ import type { Span } from '../domain/time/days.js';
 import { HOUR_MS } from '../domain/usage/usage-range.js';
 import {
   NO_USAGE,
+  type TierBucket,
   type UsageCounts,
   type UsageDay,
   type UsageHour,
@@ -41,6 +42,12 @@ export interface UsageHistory extends UsageCounter {
    * counts flushed first. `buckets` lie back to back on whole UTC hours.
    */
   read(buckets: readonly Span[], keyId?: string): Promise<UsageBucket[]>;
+  /**
+   * The totals of each bucket per tier over every key of the tier (its current tier), with the number
+   * of keys that made any request, this instance's counts flushed first; only buckets and tiers with
+   * any. Buckets lie on whole UTC hours and may overlap.
+   */
+  tierBuckets(buckets: readonly Span[]): Promise<TierBucket[]>;
   /** Per key and UTC day with any usage in `from <= t < to` (the billing export). */
   keyDays(from: number, to: number): Promise<UsageDay[]>;
   /** Stops the timer and flushes once more (the app's onClose). */
@@ -183,6 +190,11 @@ export function createUsageHistory(deps: UsageHistoryDeps): UsageHistory {
         }
         return { start, end, ...counts(total) };
       });
+    },
+    async tierBuckets(buckets) {
+      if (buckets.length === 0) return [];
+      await flush();
+      return store.tierBuckets(buckets);
     },
     async keyDays(from, to) {
       await flush();

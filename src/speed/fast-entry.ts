@@ -10,6 +10,7 @@
  * a store error, a HEAD or a shutdown) is handed to Fastify before a byte is written, with its key
  * check, so Fastify neither asks the key store again nor counts a failure twice.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 // The global `performance` is a getter on the global object, looked up again on every use even
 // in optimised code; the module's binding is read like any import.
@@ -30,7 +31,7 @@ import type { RequestRecorder } from '../http/pipeline/record.js';
 import { clientAddress, type TrustFunction } from '../http/transport/trust.js';
 import type { Authenticator } from '../services/authenticator.js';
 import type { RateLimiter } from '../services/rate-limiter.js';
-import type { KeyRecord, LimitGate } from '../stores/types.js';
+import type { KeyRecord } from '../stores/types.js';
 import {
   checkFields,
   keptFieldsSymbol,
@@ -59,7 +60,6 @@ export interface FastEntryDeps {
   readonly commonHeaders: Readonly<Record<string, string>>;
   /** The proxies whose `X-Forwarded-For` is believed, compiled once for Fastify and this entry. */
   readonly trust: TrustFunction | undefined;
-  readonly requestId: () => string;
   /** True once the server is closing: Fastify then answers 503. */
   readonly closing: () => boolean;
   /** Fastify's own listener, which answers everything the fast entry does not. */
@@ -119,48 +119,6 @@ export function createFastEntry(deps: FastEntryDeps) {
   }
 
   /**
-   * What is kept of each connection: its failed-login gate (without proxies to believe, the client
-   * is the peer, which does not change), and the answer key it asked for last. A client asks the
-   * same URL again and again, and a key made afresh is hashed afresh on every lookup; a key kept is
-   * hashed once.
-   */
-  interface Connection {
-    /** The failed-login gate of that address (`Authenticator.failureGate`). */
-    gate: LimitGate | undefined;
-    url: string;
-    accept: string | undefined;
-    tier: string;
-    key: string;
-  }
-  const connections = new WeakMap<object, Connection>();
-
-  function connectionOf(socket: object): Connection {
-    let connection = connections.get(socket);
-    if (connection === undefined) {
-      connection = { gate: undefined, url: '', accept: undefined, tier: '', key: '' };
-      connections.set(socket, connection);
-    }
-    return connection;
-  }
-
-  function keyOf(connection: Connection, tier: string, accept: string | undefined, url: string): string {
-    if (connection.url === url && connection.tier === tier && connection.accept === accept)
-      return connection.key;
-    const key = answerKey(tier, accept, url);
-    connection.url = url;
-    connection.accept = accept;
-    connection.tier = tier;
-    connection.key = key;
-    return key;
-  }
-
-  function gateOf(ip: string, connection: Connection): LimitGate {
-    if (trusted !== undefined) return deps.auth.failureGate(ip);
-    if (connection.gate === undefined) connection.gate = deps.auth.failureGate(ip);
-    return connection.gate;
-  }
-
-  /**
    * Serves the request if it can, else hands it to the full path untouched, with its key check. A
    * refusal on the way (a 401, a 429, a tier no longer configured, a store error) is the full
    * path's to answer, and to say why; so is any other error before the head is written, which the
@@ -174,15 +132,14 @@ export function createFastEntry(deps: FastEntryDeps) {
   ): Promise<void> {
     let verdict: Promise<KeyRecord> | undefined;
     try {
-      const connection = connectionOf(req.socket);
       const ip = clientAddress(req, trusted);
       // Counted with the failed-login budget as its gate below, as the key guard counts it.
       verdict = deps.auth.authenticate(deps.admission.credentials(req, ip, true, headers));
       const key = await verdict;
-      const found = cachedFor(req, headers, connection, key);
+      const found = cachedFor(req, headers, key);
       if (found !== undefined) {
         // The failed-login budget and the tier's limits, in one store call; a refusal takes nothing.
-        const limits = await deps.limiter.take(key, ip, 1, gateOf(ip, connection));
+        const limits = await deps.limiter.take(key, ip, 1, deps.auth.failureGate(ip));
         if (!res.headersSent && !res.destroyed) write(req, res, headers, started, ip, key, found, limits);
         return;
       }
@@ -197,15 +154,10 @@ export function createFastEntry(deps: FastEntryDeps) {
   }
 
   /** The cached answer to a request by `key`, with its body in the client's coding, if there is one. */
-  function cachedFor(
-    req: IncomingMessage,
-    headers: IncomingHttpHeaders,
-    connection: Connection,
-    key: KeyRecord,
-  ): Found | undefined {
+  function cachedFor(req: IncomingMessage, headers: IncomingHttpHeaders, key: KeyRecord): Found | undefined {
     if (scopeRefusal(key, 'read') !== undefined) return undefined;
     const tier = deps.limiter.tierOf(key).name;
-    const answer = deps.answers.get(keyOf(connection, tier, headers.accept, req.url as string), deps.clock());
+    const answer = deps.answers.get(answerKey(tier, headers.accept, req.url as string), deps.clock());
     if (answer === undefined) return undefined;
     const coding = answerCoding(answer, headers['accept-encoding'], deps.answers);
     const body = coding === undefined ? answer.body : answer.ready[coding];
@@ -229,7 +181,7 @@ export function createFastEntry(deps: FastEntryDeps) {
     limits: LimitReport,
   ): void {
     const url = req.url as string;
-    const id = deps.requestId();
+    const id = randomUUID();
     const status = answerStatus(answer, coding, headers['if-none-match']);
     // A request on this path was allowed, so a tier with limits has one that binds and fills the slots.
     const limited = limits.decision.states.length > 0;

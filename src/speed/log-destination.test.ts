@@ -74,33 +74,6 @@ describe('the batched log destination', () => {
     file.close();
   });
 
-  test('lines written in place and as text keep their order and bytes', async () => {
-    const file = logFile('bytes.log');
-    const log = batchedDestination({ fd: file.fd, batchBytes: 64, everyMs: 60_000 });
-    /** Writes `text` byte by byte, as a request line is written; declines a text with an `x`. */
-    const fill = (text: string, into: Uint8Array, at: number) => {
-      if (text.includes('x')) return -1;
-      for (let i = 0; i < text.length; i++) into[at + i] = text.charCodeAt(i);
-      return at + text.length;
-    };
-    const inPlace = (text: string) => log.writeBytes(text.length, fill, text);
-    assert.equal(inPlace('{"n":1}\n'), true);
-    log.write('{"n":"\u00e9"}\n');
-    assert.equal(
-      inPlace(`{"long":"${'y'.repeat(100)}"}\n`),
-      true,
-      'longer than a batch, not than its buffer',
-    );
-    assert.equal(inPlace(`{"longer":"${'y'.repeat(200)}"}\n`), false, 'longer than the buffer: as text');
-    assert.equal(inPlace('{"n":"x"}\n'), false, 'declined: as text');
-    assert.equal(inPlace('{"n":3}\n'), true);
-    log.flush();
-    const all = `{"n":1}\n{"n":"\u00e9"}\n{"long":"${'y'.repeat(100)}"}\n{"n":3}\n`;
-    assert.equal(await file.settled(all), all, 'a declined line leaves nothing behind');
-    log.close();
-    file.close();
-  });
-
   test('a process that exits writes every line pino was given, in order', () => {
     const file = join(dir, 'exit.log');
     const module = fileURLToPath(new URL('./log-destination.ts', import.meta.url));

@@ -4,8 +4,7 @@
  * Every request writes one line. pino's asynchronous destination (sonic-boom) gathers lines into a
  * batch itself, but measures the UTF-8 length of the batch it is growing on every line it takes:
  * on a cached answer that cost more than building the line. Lines are gathered here instead, each
- * encoded once into a buffer of bytes as it comes (a request line of plain ASCII is written into
- * that buffer in place, with no string made for it: log-line.ts), and a batch of about 64 KiB
+ * encoded once into a buffer of bytes as it comes, and a batch of about 64 KiB
  * is handed to sonic-boom (in its buffer mode) whole, which writes it at once: nothing is measured
  * or converted again (bench/README.md has what that saves against smaller batches). Lines stay whole and in their order; what
  * is gathered is handed over at least every 250 ms and at exit, so a SIGKILL loses at most the last
@@ -13,19 +12,8 @@
  */
 import { type DestinationStream, destination } from 'pino';
 
-/**
- * Writes one line of `line` into `into` from `at` and returns the offset just past it, or -1 to
- * write nothing. It writes at most the bytes it was given room for.
- */
-export type LineFiller<T> = (line: T, into: Uint8Array, at: number) => number;
-
 export interface BatchedDestination extends DestinationStream {
   write(line: string): void;
-  /**
-   * Writes a line of at most `most` bytes in place, by `fill`: `false` (and nothing written) when
-   * the line is longer than a batch or `fill` declines it, to be written as text instead.
-   */
-  writeBytes<T>(most: number, fill: LineFiller<T>, line: T): boolean;
   /** Hands what is gathered to the file now; `done` once it is written. */
   flush(done?: (error?: Error) => void): void;
   /** Stops the timer and hands the rest over; later lines are handed over as they come. */
@@ -92,14 +80,6 @@ export function batchedDestination({
       }
       used += batch.write(line, used);
       written();
-    },
-    writeBytes<T>(most: number, fill: LineFiller<T>, line: T): boolean {
-      if (!room(most)) return false;
-      const end = fill(line, batch, used);
-      if (end < 0) return false;
-      used = end;
-      written();
-      return true;
     },
     flush(done?: (error?: Error) => void): void {
       handOver();

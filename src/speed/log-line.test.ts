@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import type { RequestLine } from '../http/pipeline/record.js';
+import { plainLineWriter, type RequestLine } from '../http/pipeline/record.js';
 import { epochText, hundredths, quoted, requestLineWriter } from './log-line.js';
-import { createRequestIds } from './request-id.js';
 
 /** A synchronous destination that keeps every line written. */
 function capture() {
@@ -18,42 +17,6 @@ function capture() {
 }
 
 const withoutTime = (line: string) => line.replace(/"time":\d+/, '"time":0');
-
-/**
- * A destination that takes lines in place, as the batched one does (log-destination.ts), and notes
- * which way each line came. It checks that a line stays within the room it asked for.
- */
-function inPlaceCapture() {
-  const lines: string[] = [];
-  const ways: ('bytes' | 'text')[] = [];
-  // A Buffer, as the batched destination's: its `slice` is a view, not a copy.
-  const buffer = Buffer.alloc(1 << 16);
-  const at = 7;
-  const stream = {
-    write(line: string) {
-      lines.push(line);
-      ways.push('text');
-    },
-    writeBytes<T>(most: number, fill: (line: T, into: Uint8Array, at: number) => number, line: T) {
-      buffer.fill(0xff);
-      const end = fill(line, buffer, at);
-      assert.ok(
-        buffer.subarray(0, at).every((b) => b === 0xff),
-        'nothing before its place',
-      );
-      assert.ok(
-        buffer.subarray(at + most).every((b) => b === 0xff),
-        'nothing past its room',
-      );
-      if (end < 0) return false;
-      assert.ok(end <= at + most);
-      lines.push(Buffer.from(buffer.subarray(at, end)).toString('utf8'));
-      ways.push('bytes');
-      return true;
-    },
-  };
-  return { lines, ways, stream };
-}
 
 const LINES: RequestLine[] = [
   {
@@ -78,8 +41,13 @@ const LINES: RequestLine[] = [
   },
 ];
 
-/** The line as pino's public API writes it. */
+/** The line as pino's public API writes it: the reference (record.ts `plainLineWriter`). */
 function viaPino(log: pino.Logger, line: RequestLine): void {
+  log.info(line, 'request');
+}
+
+/** The line as a child logger bound to the request id writes it, which Fastify's request log is. */
+function viaChild(log: pino.Logger, line: RequestLine): void {
   const { reqId, ...rest } = line;
   log.child({ reqId }).info(rest, 'request');
 }
@@ -107,11 +75,10 @@ describe('the request line', () => {
     assert.deepEqual(direct.lines.map(withoutTime), reference.lines.map(withoutTime));
   });
 
-  test('is written in place, as bytes, where the destination takes them, and as text otherwise', (t) => {
-    const direct = inPlaceCapture();
+  test('matches pino for every ASCII character, number and time it is given', (t) => {
+    const direct = capture();
     const reference = capture();
-    const ids = createRequestIds();
-    const write = requestLineWriter(pino({}, direct.stream) as unknown as FastifyBaseLogger, ids.lastBytes);
+    const write = requestLineWriter(pino({}, direct.stream) as unknown as FastifyBaseLogger);
     const log = pino({}, reference.stream);
     const first = LINES[0] as RequestLine;
     const lines: RequestLine[] = [first, LINES[1] as RequestLine];
@@ -126,11 +93,8 @@ describe('the request line', () => {
     // Characters past ASCII, and no key.
     lines.push({ ...first, url: '/api/v1/prices/today?symbols=\u00e9' }, { ...first, ip: '\u2028' });
     lines.push({ ...first, keyId: null, tier: null });
-    // Parts kept from earlier lines (by URL, by key) are not taken for lines that differ from them.
     lines.push({ ...first, ip: '10.0.0.2' }, { ...first, tier: 'pro' }, { ...first, tier: null });
     lines.push({ ...first, method: 'POST' }, { ...first, method: 'HEAD' }, first, first);
-    // Ids made here: the bytes of the last are copied, the one before is read as text.
-    lines.push({ ...first, reqId: ids.next() }, { ...first, reqId: ids.next() });
     // Statuses and latencies: whole numbers, hundredths, and numbers that take String's way.
     for (const status of [0, 9, 10, 99, 100, 200, 304, 429, 599, 1000, 0x7fffffff, 2 ** 31, -1, 1.5])
       lines.push({ ...first, status });
@@ -180,27 +144,18 @@ describe('the request line', () => {
     }
     assert.equal(direct.lines.length, lines.length + times.length);
     assert.deepEqual(direct.lines, reference.lines);
-    const ways = direct.ways;
-    assert.equal(ways[0], 'bytes', 'a plain line is written in place');
-    assert.equal(ways[1], 'text', 'a line with characters past ASCII or escaped is written as text');
-    for (let c = 0; c < 0x80; c++) {
-      const plain = c >= 0x20 && c !== 0x22 && c !== 0x5c && c !== 0x7f;
-      assert.equal(ways[2 + 2 * c], plain ? 'bytes' : 'text', `a URL with ${c}`);
-      assert.equal(ways[3 + 2 * c], plain ? 'bytes' : 'text', `an id with ${c}`);
-    }
-    assert.deepEqual(ways.slice(-times.length), [...Array(7).fill('bytes'), 'text', 'text', 'text']);
   });
 
-  test('is written in place within its room whatever the logger binds', () => {
-    const base = { pid: 1, hostname: 'h'.repeat(300), instance: 'i'.repeat(300) };
-    const direct = inPlaceCapture();
+  test('pino writes the plain line as a child logger bound to the request id would', () => {
+    const plain = capture();
     const reference = capture();
-    const write = requestLineWriter(pino({ base }, direct.stream) as unknown as FastifyBaseLogger);
-    const line = { ...(LINES[0] as RequestLine), url: `/api/v1/prices/today?symbols=${'NO1,'.repeat(500)}` };
-    write(line);
-    viaPino(pino({ base }, reference.stream), line);
-    assert.deepEqual(direct.ways, ['bytes']);
-    assert.deepEqual(direct.lines.map(withoutTime), reference.lines.map(withoutTime));
+    const write = plainLineWriter(pino({}, plain.stream) as unknown as FastifyBaseLogger);
+    const log = pino({}, reference.stream);
+    for (const line of LINES) {
+      write(line);
+      viaChild(log, line);
+    }
+    assert.deepEqual(plain.lines.map(withoutTime), reference.lines.map(withoutTime));
   });
 
   test('quotes every string as JSON.stringify does', () => {
@@ -259,13 +214,8 @@ describe('the request line', () => {
 
   test('goes through the public API of a logger that is not pino', () => {
     const calls: unknown[] = [];
-    const logger = {
-      child: (bindings: unknown) => ({
-        info: (fields: unknown, msg: unknown) => calls.push([bindings, fields, msg]),
-      }),
-    };
+    const logger = { info: (fields: unknown, msg: unknown) => calls.push([fields, msg]) };
     requestLineWriter(logger as unknown as FastifyBaseLogger)(LINES[0] as RequestLine);
-    const { reqId, ...rest } = LINES[0] as RequestLine;
-    assert.deepEqual(calls, [[{ reqId }, rest, 'request']]);
+    assert.deepEqual(calls, [[LINES[0], 'request']]);
   });
 });

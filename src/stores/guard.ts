@@ -9,7 +9,7 @@ import { ApiError } from '../domain/errors/api-error.js';
 import { CircuitOpenError } from './circuit-breaker.js';
 import type { PriceStore, Stores } from './types.js';
 
-export type StoreName = 'prices' | 'keys' | 'webhooks' | 'usage' | 'audit';
+export type StoreName = 'prices' | 'keys' | 'webhooks' | 'usage' | 'audit' | 'invitations';
 
 function unavailable(cause: unknown): ApiError {
   if (cause instanceof ApiError) return cause;
@@ -79,6 +79,7 @@ export function guardStores(stores: Stores, onError: (store: StoreName, error: u
     ...(stores.webhooks && { webhooks: guard(stores.webhooks, 'webhooks', onError) }),
     ...(stores.usage && { usage: guard(stores.usage, 'usage', onError) }),
     ...(stores.audit && { audit: guard(stores.audit, 'audit', onError) }),
+    ...(stores.invitations && { invitations: guard(stores.invitations, 'invitations', onError) }),
     close: () => stores.close(),
   };
 }

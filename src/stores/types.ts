@@ -215,7 +215,7 @@ export interface AuditEntry {
   readonly id: number;
   /** Epoch ms. */
   readonly time: number;
-  /** The acting key's id, or `cli` for the `pricepoint` command. */
+  /** The acting key's id; `cli` for the `pricepoint` command; `anonymous` where no key was known (claims, sign-ups, refused console sign-ins). */
   readonly actor: string;
   /** The client address, `null` for the command line. */
   readonly address: string | null;
@@ -226,6 +226,8 @@ export interface AuditEntry {
   /** The HTTP status answered (`null` from the command line) and the problem code of a refusal. */
   readonly status: number | null;
   readonly code: string | null;
+  /** The id of the key a claim or sign-up made (docs/invitations.md); absent or `null` otherwise. */
+  readonly keyId?: string | null;
 }
 
 /** Which entries to read: `from <= time < to`, newest first, ids below `before`, at most `limit`. */
@@ -244,6 +246,50 @@ export interface AuditStore {
   list(query: AuditQuery): Promise<AuditEntry[]>;
   /** Deletes entries with `time < before`. */
   prune(before: number): Promise<void>;
+}
+
+/* Invitations (docs/invitations.md): a one-time link that lets a customer claim a key without the
+ * operator in between. Only the token's hash is stored, as with keys (./sql/invitation-store.ts). */
+/** A stored invitation: never its token, only the token's hash. */
+export interface InvitationRecord {
+  /** `inv_` and 16 base62 characters. */
+  readonly id: string;
+  /** SHA-256 (or HMAC with the server's key secret) of the token. */
+  readonly hash: string;
+  /** The tier and scopes of every key it makes. */
+  readonly tier: string;
+  readonly scopes: readonly Scope[];
+  /** Epoch ms. */
+  readonly createdAt: number;
+  /** When it stops working (epoch ms). */
+  readonly expiresAt: number;
+  /** How many keys it may make, and how many it has made. */
+  readonly uses: number;
+  readonly claimed: number;
+  /** The expiry of each key it makes (epoch ms), `null`: none. */
+  readonly keyExpiresAt: number | null;
+  /** The operator's note, never shown to the customer. */
+  readonly note: string | null;
+  readonly revokedAt: number | null;
+}
+
+/** Whether a claim took a use and stored its key; a refused one changed nothing. */
+export type ClaimResult = 'claimed' | 'refused';
+
+export interface InvitationStore {
+  insert(record: InvitationRecord): Promise<void>;
+  get(id: string): Promise<InvitationRecord | undefined>;
+  findByHash(hash: string): Promise<InvitationRecord | undefined>;
+  /** Every invitation, newest first. */
+  list(): Promise<InvitationRecord[]>;
+  /** Marks it revoked at `at` (revoking twice keeps the first time); false when there is no such invitation. */
+  revoke(id: string, at: number): Promise<boolean>;
+  /**
+   * Takes one use of invitation `id` and stores `key`, in one transaction: only while the invitation
+   * is unrevoked, unexpired at `now` and has a use left. Of concurrent claims of its last use, on any
+   * number of instances, exactly one is `claimed`; the others are `refused` and store nothing.
+   */
+  claim(id: string, now: number, key: KeyRecord): Promise<ClaimResult>;
 }
 
 /**
@@ -280,6 +326,8 @@ export interface Stores {
   readonly usage?: UsageStore;
   /** The audit log of admin actions (docs/audit.md); absent on stores that keep none. */
   readonly audit?: AuditStore;
+  /** Invitations to claim a key (docs/invitations.md), beside the keys; absent on stores that keep none. */
+  readonly invitations?: InvitationStore;
   /** The shared counters' engine when scaled out (Redis), for readiness; absent on the embedded default. */
   readonly shared?: {
     /** What limits do while it is away. */

@@ -34,6 +34,16 @@ export interface UsageDay extends UsageCounts {
   readonly dayStart: number;
 }
 
+/** The counts of every key of one tier in one bucket of a read (`UsageStore.tierBuckets`). */
+export interface TierBucket extends UsageCounts {
+  /** The bucket's index in the list asked for. */
+  readonly bucket: number;
+  /** The tier its keys are in now: a key's hours follow it when it moves to another tier. */
+  readonly tier: string;
+  /** How many keys of the tier made any counted request in the bucket. */
+  readonly keys: number;
+}
+
 export const NO_USAGE: UsageCounts = {
   requests: 0,
   served: 0,
@@ -54,6 +64,12 @@ export interface UsageStore {
    * over every key without `keyId`.
    */
   hours(from: number, to: number, keyId?: string): Promise<(UsageCounts & { readonly hourStart: number })[]>;
+  /**
+   * The totals per bucket and tier of the keys' current tiers, with the number of keys that made any
+   * request in the bucket; only buckets and tiers with any. Buckets are spans of whole UTC hours and
+   * may overlap (a whole range beside its parts).
+   */
+  tierBuckets(buckets: readonly { readonly start: number; readonly end: number }[]): Promise<TierBucket[]>;
   /** The totals of each key and UTC day with any in `from <= hourStart < to`, by key id and day. */
   keyDays(from: number, to: number): Promise<UsageDay[]>;
   /** Removes the hours that start before `before`. */

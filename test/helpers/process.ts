@@ -293,7 +293,7 @@ export function httpsClient(certFile: string) {
       return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
     },
     async send(
-      method: 'PUT' | 'POST' | 'DELETE',
+      method: 'PUT' | 'POST' | 'PATCH' | 'DELETE',
       url: string,
       headers: Record<string, string> = {},
       body?: string,

@@ -51,9 +51,16 @@ function secretsIn(request: HostileRequest, ring: KeyRing): string[] {
   for (const match of parts.join('\n').matchAll(/(?=pp_(?:live|test|demo)_([0-9A-Za-z]{16,}))/g)) {
     found.add(match[1] as string);
   }
-  const known = [ring.read, ring.write, ring.admin, ring.demo, ring.test, ring.revoked, ring.unknown].map(
-    secretOf,
-  );
+  const known = [
+    ring.read,
+    ring.write,
+    ring.admin,
+    ring.demo,
+    ring.test,
+    ring.revoked,
+    ring.unknown,
+    ...ring.selfRotating,
+  ].map(secretOf);
   for (const secret of known) if ([...found].some((run) => run.startsWith(secret))) found.add(secret);
   return [...found];
 }

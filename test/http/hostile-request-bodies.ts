@@ -393,8 +393,79 @@ const mcpBodyArb: fc.Arbitrary<Body> = fc
   )
   .map((message): Body => ({ bytes: Buffer.from(JSON.stringify(message)), media: 'json' }));
 
+/** An invitation (POST /api/v1/invitations): tier, scopes, expiries, uses and note, each right or wrong. */
+const invitationBodyArb = (key: fc.Arbitrary<string>) =>
+  objectBody(
+    {
+      tier: [
+        fc.constantFrom('free', 'pro'),
+        fc.oneof(fc.constantFrom('__proto__', 'constructor', 'nope', '', null), fuzzText),
+      ],
+      scopes: [
+        fc.subarray(['read', 'write', 'admin'], { minLength: 1 }),
+        fc.oneof(
+          fc.array(fc.constantFrom('read', 'root', ''), { maxLength: 4 }),
+          fc.constantFrom('read', null),
+        ),
+      ],
+      expiresAt: [
+        fc.constantFrom('2026-11-30T00:00:00Z', '2026-12-01T12:00:00+02:00'),
+        fc.oneof(fc.constantFrom('2020-01-01T00:00:00Z', '2099-01-01T00:00:00Z', 'soon', null, 0), fuzzText),
+      ],
+      uses: [
+        fc.integer({ min: 1, max: 1000 }),
+        fc.oneof(fc.constantFrom(0, -1, 1001, 1.5, 1e300, '3', null), fc.double()),
+      ],
+      keyExpiresAt: [
+        fc.constantFrom('2030-01-01T00:00:00Z', null),
+        fc.oneof(fc.constantFrom('2020-01-01T00:00:00Z', 'never', 0), fuzzText),
+      ],
+      note: [
+        fc.constantFrom('Acme Corp trial', 'ünïcode ✓'),
+        fc.oneof(fuzzText, key, fc.constant(''), fc.constant('x'.repeat(201)), fc.integer()),
+      ],
+    },
+    ['tier'],
+  );
+
+/** A claim: a real token mostly, or a guessed, cut or key-shaped one, and a key name right or wrong. */
+const claimBodyArb = (ring: KeyRing, key: fc.Arbitrary<string>) =>
+  objectBody(
+    {
+      token: [
+        fc.constantFrom(...ring.invitations.tokens),
+        fc.oneof(
+          fc.constantFrom(`ppi_${'A'.repeat(32)}`, 'ppi_', '', null, 7),
+          fc.constantFrom(...ring.invitations.tokens).map((t) => t.slice(0, -1)),
+          key,
+          fuzzText,
+        ),
+      ],
+      name: [
+        fc.constantFrom('dashboard', 'ünïcode ✓'),
+        fc.oneof(fuzzText, key, fc.integer(), fc.constant(' '), fc.constant('x'.repeat(201))),
+      ],
+    },
+    ['token', 'name'],
+  );
+
+/** A sign-up: a key name, right or wrong. */
+const signupBodyArb = (key: fc.Arbitrary<string>) =>
+  objectBody(
+    {
+      name: [
+        fc.constantFrom('my script', 'ünïcode ✓'),
+        fc.oneof(fuzzText, key, fc.integer(), fc.constant(''), fc.constant('x'.repeat(201))),
+      ],
+    },
+    ['name'],
+  );
+
 function specificBodyArb(ring: KeyRing, kind: Exclude<BodyKind, 'none'>): fc.Arbitrary<Body> {
   const key = keyTextArb(ring, ring.admin);
+  if (kind === 'invitation') return invitationBodyArb(key);
+  if (kind === 'claim') return claimBodyArb(ring, key);
+  if (kind === 'signup') return signupBodyArb(key);
   if (kind === 'key') return keyBodyArb(key);
   if (kind === 'rotate') return rotateBodyArb;
   if (kind === 'keyPatch') return keyPatchBodyArb(key);

@@ -51,7 +51,15 @@ function methodArb(route: RouteSpec): fc.Arbitrary<string> {
 
 /** The credential headers: mostly the key the route needs, else none, either form of any key, both, or junk. */
 function credentialArb(ring: KeyRing, route: RouteSpec): fc.Arbitrary<HeaderLines> {
+  if (route.url === '/api/v1/key/rotate') {
+    return fc.constantFrom(...ring.selfRotating).chain((own) => keyedArb(ring, own));
+  }
   const right = route.access === 'admin' ? ring.admin : route.access === 'write' ? ring.write : ring.read;
+  return keyedArb(ring, right);
+}
+
+/** The credential headers of a route whose right key is `right`. */
+function keyedArb(ring: KeyRing, right: string): fc.Arbitrary<HeaderLines> {
   const key = keyTextArb(ring, right);
   const scheme = mostly(
     fc.constantFrom('Bearer ', 'bearer ', 'BEARER '),
@@ -170,6 +178,7 @@ function segmentArb(ring: KeyRing): fc.Arbitrary<string> {
 
 function paramArb(ring: KeyRing, route: RouteSpec, name: string): fc.Arbitrary<string> {
   if (name === 'date') return dayArb;
+  if (name === 'version') return mostly(fc.constant(ring.assetsVersion), fc.stringMatching(/^[\w-]{0,14}$/));
   // Prices are written to the two PT15M series whose grid the generated points lie on; series are
   // updated or created.
   if (name === 'symbol' && route.body === 'prices') return mostly(fc.constantFrom('NO1', 'de-lu'), symbolArb);
@@ -184,6 +193,9 @@ function paramArb(ring: KeyRing, route: RouteSpec, name: string): fc.Arbitrary<s
     const ids = route.method === 'DELETE' ? ring.webhooks.remove : ring.webhooks.keep;
     return mostly(fc.constantFrom(...ids), fc.stringMatching(/^wh_[A-Za-z0-9_-]{0,14}$/));
   }
+  if (route.url.startsWith('/api/v1/invitations/')) {
+    return mostly(fc.constantFrom(...ring.invitations.ids), fc.stringMatching(/^inv_[A-Za-z0-9]{0,20}$/));
+  }
   const { revoke, rotate } = ring.victims;
   const ids = route.method === 'DELETE' ? revoke : route.method === 'POST' ? rotate : [...revoke, ...rotate];
   return mostly(fc.constantFrom(...ids, ring.revokedId), fc.stringMatching(/^key_[A-Za-z0-9]{0,20}$/));
@@ -195,6 +207,29 @@ const DOC_FILES = mostly(
   fc.constantFrom(
     ...['../../../package.json', '%2e%2e/%2e%2e/%2e%2e/package.json', '..%2f..%2f..%2fpackage.json'],
     ...['..%5c..%5cpackage.json', '%00', '.', '', 'theme/x.css', 'missing.js', '.env'],
+  ),
+  2,
+);
+
+/** What `/assets/<version>/*` may be asked for: the pages' files, their HTML, and ways out. */
+const PAGE_FILES = mostly(
+  fc.constantFrom(
+    'shared/style.css',
+    'shared/api.js',
+    'console/app.js',
+    'portal/portal.js',
+    'portal/claim.js',
+    'vendor/uplot.js',
+    'vendor/uplot.css',
+  ),
+  fc.constantFrom(
+    ...[
+      '../../../package.json',
+      '%2e%2e/%2e%2e/package.json',
+      '..%2f..%2fpackage.json',
+      'console/index.html',
+    ],
+    ...['..%5c..%5cpackage.json', '%00', '.', '', 'shared/', 'vendor/../../package.json', '.env'],
   ),
   2,
 );
@@ -213,7 +248,7 @@ function pathArb(ring: KeyRing, route: RouteSpec): fc.Arbitrary<string> {
     .split('/')
     .slice(1)
     .map((part) => {
-      if (part === '*') return mostly(DOC_FILES, segment);
+      if (part === '*') return mostly(route.url.startsWith('/assets/') ? PAGE_FILES : DOC_FILES, segment);
       if (part.startsWith(':')) return mostly(paramArb(ring, route, part.slice(1)), segment, 3);
       const variants = fc.constantFrom(
         part.toUpperCase(),

@@ -26,6 +26,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
 import { generateKey } from '../../src/domain/keys/key-format.js';
+import { loadPageFiles } from '../../src/http/pages/pages.js';
 import { parseSources } from '../../src/sources/source-config.js';
 import { createHarness, type Harness, listenHttps } from '../helpers/harness.js';
 import { type Answer, checkAnswer, followUps, nodeHeaders, seen } from './hostile-answers.js';
@@ -56,7 +57,14 @@ describe('hostile requests', () => {
       { ecb: { type: 'ecb', currencies: ['NOK'], baseUrl: 'http://127.0.0.1:9/' } },
       {},
     );
-    h = await createHarness({ https: true, config: { sources } });
+    // Open sign-up on, with room for every fuzzed request, so sign-ups are made as well as refused.
+    const signup = {
+      tier: 'free',
+      scopes: ['read'] as const,
+      perAddress: { limit: 100_000, windowSeconds: 60 },
+      keyExpiresInMs: null,
+    };
+    h = await createHarness({ https: true, config: { sources, signup } });
     client = await listenHttps(h, 4);
     const make = (scopes: ('read' | 'write' | 'admin')[], kind: 'live' | 'test' = 'live') =>
       h.createKey({ tier: 'enterprise', scopes, kind });
@@ -77,6 +85,13 @@ describe('hostile requests', () => {
       }
       return ids;
     };
+    // Invitations with room for many claims, so claims succeed as well as fail.
+    const invitations = async () => {
+      const made = await Promise.all(
+        [1, 2, 3].map(() => h.services.invitations.create({ tier: 'free', uses: 1000 })),
+      );
+      return { ids: made.map((m) => m.record.id), tokens: made.map((m) => m.token) };
+    };
     const victims = async () => (await Promise.all([1, 2, 3, 4].map(() => make(['read'])))).map((v) => v.id);
     const admin = (await make(['admin'])).key;
     ring = {
@@ -87,9 +102,15 @@ describe('hostile requests', () => {
       test: (await make(['read'], 'test')).key,
       revoked: revoked.key,
       unknown: generateKey('live'),
+      // The development data set lets pro keys rotate themselves.
+      selfRotating: await Promise.all(
+        [1, 2, 3, 4].map(async () => (await h.createKey({ tier: 'pro', scopes: ['read'] })).key),
+      ),
       victims: { revoke: await victims(), rotate: await victims() },
       revokedId: revoked.id,
       webhooks: { remove: await webhooks(), keep: await webhooks() },
+      assetsVersion: (await loadPageFiles()).version,
+      invitations: await invitations(),
     };
   });
   after(async () => {
@@ -206,7 +227,11 @@ describe('hostile requests', () => {
           });
           // An event stream never ends: its body is left unread and the connection dropped.
           const streaming = isEventStream(response.headers);
-          if (streaming) response.body.destroy();
+          if (streaming) {
+            // undici ends a body destroyed before its end with an abort error: ours, not the server's.
+            response.body.on('error', () => {});
+            response.body.destroy();
+          }
           const body = streaming ? Buffer.alloc(0) : Buffer.from(await response.body.arrayBuffer());
           checkAnswer(request, { status: response.statusCode, headers: response.headers, body }, ring);
         }

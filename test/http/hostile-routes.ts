@@ -9,7 +9,18 @@ import fc from 'fast-check';
 // ---------------------------------------------------------------------------------------------
 
 type Access = 'open' | 'read' | 'write' | 'admin';
-export type BodyKind = 'none' | 'key' | 'keyPatch' | 'rotate' | 'series' | 'prices' | 'webhook' | 'mcp';
+export type BodyKind =
+  | 'none'
+  | 'key'
+  | 'keyPatch'
+  | 'rotate'
+  | 'series'
+  | 'prices'
+  | 'webhook'
+  | 'mcp'
+  | 'invitation'
+  | 'claim'
+  | 'signup';
 export type QueryName =
   | 'symbols'
   | 'tz'
@@ -60,6 +71,13 @@ export const ROUTES: readonly RouteSpec[] = [
   open('/docs/yaml'),
   open('/docs/static/*'),
   open('/*', 'OPTIONS'),
+  open('/console'),
+  open('/console/'),
+  open('/portal'),
+  open('/portal/'),
+  open('/portal/claim'),
+  open('/portal/signup'),
+  open('/assets/:version/*'),
   { method: 'GET', url: '/api/v1/prices/today', access: 'read', query: READ, body: 'none' },
   { method: 'GET', url: '/api/v1/prices/latest', access: 'read', query: READ, body: 'none' },
   { method: 'GET', url: '/api/v1/prices/:date', access: 'read', query: READ, body: 'none' },
@@ -109,6 +127,13 @@ export const ROUTES: readonly RouteSpec[] = [
     query: ['from', 'to', 'granularity', 'tz', 'format'],
     body: 'none',
   },
+  {
+    method: 'GET',
+    url: '/api/v1/usage/overview',
+    access: 'admin',
+    query: ['from', 'to', 'granularity', 'tz', 'format'],
+    body: 'none',
+  },
   { method: 'POST', url: '/mcp', access: 'read', query: [], body: 'mcp' },
   { method: 'PUT', url: '/api/v1/series/:symbol', access: 'admin', query: [], body: 'series' },
   { method: 'PUT', url: '/api/v1/series/:symbol/prices', access: 'write', query: [], body: 'prices' },
@@ -132,6 +157,12 @@ export const ROUTES: readonly RouteSpec[] = [
     query: ['action', 'actor', 'limit', 'cursor'],
     body: 'none',
   },
+  { method: 'POST', url: '/api/v1/invitations', access: 'admin', query: [], body: 'invitation' },
+  { method: 'GET', url: '/api/v1/invitations', access: 'admin', query: [], body: 'none' },
+  { method: 'GET', url: '/api/v1/invitations/:id', access: 'admin', query: [], body: 'none' },
+  { method: 'DELETE', url: '/api/v1/invitations/:id', access: 'admin', query: [], body: 'none' },
+  { method: 'POST', url: '/api/v1/invitations/claim', access: 'open', query: [], body: 'claim' },
+  { method: 'POST', url: '/api/v1/signup', access: 'open', query: [], body: 'signup' },
   { method: 'POST', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'webhook' },
   { method: 'GET', url: '/api/v1/webhooks', access: 'admin', query: [], body: 'none' },
   { method: 'GET', url: '/api/v1/webhooks/:id', access: 'admin', query: [], body: 'none' },
@@ -147,6 +178,8 @@ export const ROUTES: readonly RouteSpec[] = [
     body: 'none',
   },
   { method: 'GET', url: '/api/v1/events', access: 'read', query: ['symbols'], body: 'none' },
+  { method: 'POST', url: '/api/v1/console/sign-in', access: 'admin', query: [], body: 'none' },
+  { method: 'POST', url: '/api/v1/key/rotate', access: 'read', query: [], body: 'rotate' },
   { method: 'GET', url: '/api/v1/sources', access: 'admin', query: [], body: 'none' },
   { method: 'GET', url: '/api/v1/sources/zones', access: 'admin', query: [], body: 'none' },
   { method: 'POST', url: '/api/v1/sources/:name/run', access: 'admin', query: [], body: 'none' },
@@ -164,6 +197,11 @@ export interface KeyRing {
   readonly revoked: string;
   readonly unknown: string;
   /**
+   * Keys of a tier that lets them rotate themselves, for `POST /api/v1/key/rotate`: their own, so that
+   * rotating one (a grace of 0 ends it at once) leaves the keys the other routes use alive.
+   */
+  readonly selfRotating: readonly string[];
+  /**
    * Ids for the key routes, one set to revoke and one to rotate (a revoked key cannot be rotated);
    * never of a key the requests authenticate with, so that those stay alive.
    */
@@ -171,6 +209,10 @@ export interface KeyRing {
   readonly revokedId: string;
   /** Webhook ids for the webhook routes, one set to remove and one kept, with one delivery each (`FUZZ_EVENT_ID`). */
   readonly webhooks: { readonly remove: readonly string[]; readonly keep: readonly string[] };
+  /** The version in the pages' asset URLs (`/assets/<version>/...`, src/http/pages/pages.ts). */
+  readonly assetsVersion: string;
+  /** Invitations for the invitation routes: ids (some revoked by the fuzzing) and the tokens of others. */
+  readonly invitations: { readonly ids: readonly string[]; readonly tokens: readonly string[] };
 }
 
 /** The event of the one delivery each kept webhook has, so that redelivering it can succeed. */

@@ -363,6 +363,18 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
       get('/api/v1/keys/nope/usage', reader),
     ),
     ex('GET /api/v1/keys/{id}/usage', 404, 'an unknown id', () => get('/api/v1/keys/nope/usage', admin)),
+    ex('GET /api/v1/usage/overview', 200, 'every tier by hour, JSON', () =>
+      get('/api/v1/usage/overview', admin),
+    ),
+    ex('GET /api/v1/usage/overview', 200, 'days as CSV', () =>
+      get('/api/v1/usage/overview?granularity=P1D&format=csv', admin),
+    ),
+    ex('GET /api/v1/usage/overview', 400, 'over 744 hours', () =>
+      get('/api/v1/usage/overview?from=2026-01-01&to=2026-03-01', admin),
+    ),
+    ex('GET /api/v1/usage/overview', 403, 'a key without the admin scope', () =>
+      get('/api/v1/usage/overview', reader),
+    ),
 
     // Event stream (a 200 never ends: test/events/event-stream.test.ts reads real streams).
     ex('GET /api/v1/events', 400, 'an unknown parameter', () => get('/api/v1/events?colour=red', reader)),
@@ -459,6 +471,47 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
         payload: '<rotate/>',
       }),
     ),
+    ex('POST /api/v1/console/sign-in', 200, 'an admin key', () =>
+      send('POST', '/api/v1/console/sign-in', admin),
+    ),
+    ex('POST /api/v1/console/sign-in', 400, 'an unknown body field', () =>
+      send('POST', '/api/v1/console/sign-in', admin, { headers: jsonHeaders, payload: '{"remember":true}' }),
+    ),
+    ex('POST /api/v1/console/sign-in', 401, 'an unknown key', () =>
+      send('POST', '/api/v1/console/sign-in', BAD_KEY),
+    ),
+    ex('POST /api/v1/console/sign-in', 403, 'a key without the admin scope', () =>
+      send('POST', '/api/v1/console/sign-in', reader),
+    ),
+    // A key rotating itself: the development data set lets pro keys.
+    ex('POST /api/v1/key/rotate', 201, 'a pro key, without a body', async () => {
+      const { key } = await h.createKey({ tier: 'pro' });
+      return send('POST', '/api/v1/key/rotate', key);
+    }),
+    ex('POST /api/v1/key/rotate', 201, 'with a grace period', async () => {
+      const { key } = await h.createKey({ tier: 'pro' });
+      return send('POST', '/api/v1/key/rotate', key, {
+        headers: jsonHeaders,
+        payload: '{"graceSeconds":60}',
+      });
+    }),
+    ex('POST /api/v1/key/rotate', 400, 'a negative grace period', async () => {
+      const { key } = await h.createKey({ tier: 'pro' });
+      return send('POST', '/api/v1/key/rotate', key, {
+        headers: jsonHeaders,
+        payload: '{"graceSeconds":-1}',
+      });
+    }),
+    ex('POST /api/v1/key/rotate', 403, 'a tier that does not allow it', async () => {
+      const { key } = await h.createKey({ tier: 'free' });
+      return send('POST', '/api/v1/key/rotate', key);
+    }),
+    ex('POST /api/v1/key/rotate', 415, 'an XML body', () =>
+      send('POST', '/api/v1/key/rotate', reader, {
+        headers: { 'content-type': 'application/xml' },
+        payload: '<rotate/>',
+      }),
+    ),
     ex('PATCH /api/v1/keys/{id}', 200, 'own limits, an allow-list and owner fields', async () => {
       const { id } = await h.createKey();
       return send('PATCH', `/api/v1/keys/${id}`, admin, {
@@ -500,6 +553,102 @@ export function createExamples(h: Harness, doc: OpenApiDoc, operations: Operatio
     ex('GET /api/v1/audit', 401, 'an unknown key', () => get('/api/v1/audit', BAD_KEY)),
 
     // Webhooks: test/webhooks/ delivers to real receivers; here only the admin answers.
+    // Invitations, claims and sign-up (open sign-up is off on this server).
+    ex('POST /api/v1/invitations', 201, 'a new invitation', () =>
+      send('POST', '/api/v1/invitations', admin, {
+        headers: jsonHeaders,
+        payload: JSON.stringify({
+          tier: 'free',
+          uses: 2,
+          note: 'Acme',
+          keyExpiresAt: '2030-01-01T00:00:00Z',
+        }),
+      }),
+    ),
+    ex('POST /api/v1/invitations', 400, 'an unknown tier and no uses', () =>
+      send('POST', '/api/v1/invitations', admin, {
+        headers: jsonHeaders,
+        payload: '{"tier":"gold","uses":0}',
+      }),
+    ),
+    ex('POST /api/v1/invitations', 403, 'a key without the admin scope', () =>
+      send('POST', '/api/v1/invitations', writer, { headers: jsonHeaders, payload: '{"tier":"free"}' }),
+    ),
+    ex('POST /api/v1/invitations', 415, 'an XML body', () =>
+      send('POST', '/api/v1/invitations', admin, {
+        headers: { 'content-type': 'application/xml' },
+        payload: '<x/>',
+      }),
+    ),
+    ex('GET /api/v1/invitations', 200, 'every invitation', () => get('/api/v1/invitations', admin)),
+    ex('GET /api/v1/invitations', 401, 'no key', () => get('/api/v1/invitations')),
+    ex('GET /api/v1/invitations/{id}', 200, 'one invitation', async () => {
+      const { record } = await h.services.invitations.create({ tier: 'free' });
+      return get(`/api/v1/invitations/${record.id}`, admin);
+    }),
+    ex('GET /api/v1/invitations/{id}', 404, 'an unknown id', () =>
+      get('/api/v1/invitations/inv_nope', admin),
+    ),
+    ex('DELETE /api/v1/invitations/{id}', 204, 'revoked', async () => {
+      const { record } = await h.services.invitations.create({ tier: 'free' });
+      return send('DELETE', `/api/v1/invitations/${record.id}`, admin);
+    }),
+    ex('DELETE /api/v1/invitations/{id}', 404, 'an unknown id', () =>
+      send('DELETE', '/api/v1/invitations/inv_nope', admin),
+    ),
+    ex('POST /api/v1/invitations/claim', 201, 'a key claimed', async () => {
+      const { token } = await h.services.invitations.create({ tier: 'free' });
+      return send('POST', '/api/v1/invitations/claim', undefined, {
+        headers: jsonHeaders,
+        payload: JSON.stringify({ token, name: 'dashboard' }),
+        remoteAddress: freshAddress(),
+      });
+    }),
+    ex('POST /api/v1/invitations/claim', 400, 'no name', () =>
+      send('POST', '/api/v1/invitations/claim', undefined, {
+        headers: jsonHeaders,
+        payload: '{"token":"ppi_x"}',
+        remoteAddress: freshAddress(),
+      }),
+    ),
+    ex('POST /api/v1/invitations/claim', 404, 'an unknown token', () =>
+      send('POST', '/api/v1/invitations/claim', undefined, {
+        headers: jsonHeaders,
+        payload: `{"token":"ppi_${'A'.repeat(32)}","name":"guess"}`,
+        remoteAddress: freshAddress(),
+      }),
+    ),
+    ex('POST /api/v1/invitations/claim', 410, 'a revoked invitation', async () => {
+      const { token, record } = await h.services.invitations.create({ tier: 'free' });
+      await h.services.invitations.revoke(record.id);
+      return send('POST', '/api/v1/invitations/claim', undefined, {
+        headers: jsonHeaders,
+        payload: JSON.stringify({ token, name: 'late' }),
+        remoteAddress: freshAddress(),
+      });
+    }),
+    ex(
+      'POST /api/v1/invitations/claim',
+      429,
+      'the failed-login budget of the address is used up',
+      async () => {
+        const remoteAddress = freshAddress();
+        const guess = () =>
+          send('POST', '/api/v1/invitations/claim', undefined, {
+            headers: jsonHeaders,
+            payload: `{"token":"ppi_${'C'.repeat(32)}","name":"guess"}`,
+            remoteAddress,
+          });
+        for (let n = 0; n < h.config.authFailuresPerMinute; n++) await guess();
+        return guess();
+      },
+    ),
+    ex('POST /api/v1/signup', 403, 'open sign-up is off', () =>
+      send('POST', '/api/v1/signup', undefined, { headers: jsonHeaders, payload: '{"name":"me"}' }),
+    ),
+    ex('POST /api/v1/signup', 400, 'no name', () =>
+      send('POST', '/api/v1/signup', undefined, { headers: jsonHeaders, payload: '{}' }),
+    ),
     ex('POST /api/v1/webhooks', 201, 'registered', () => createWebhook()),
     ex('POST /api/v1/webhooks', 400, 'a URL to a private address', () =>
       send('POST', '/api/v1/webhooks', admin, {

@@ -174,7 +174,14 @@ describe('GET /api/v1/openapi.json', () => {
     const open = operations.filter((o) => !isKeyed(o.operation)).map((o) => o.name);
     assert.deepEqual(
       open.sort(),
-      ['GET /api/v1/openapi.json', 'GET /healthz', 'GET /metrics', 'GET /readyz'],
+      [
+        'GET /api/v1/openapi.json',
+        'GET /healthz',
+        'GET /metrics',
+        'GET /readyz',
+        'POST /api/v1/invitations/claim',
+        'POST /api/v1/signup',
+      ],
       'the operations that need no key',
     );
   });
@@ -250,6 +257,8 @@ describe('GET /api/v1/openapi.json', () => {
       'GET /api/v1/usage': 'getUsage',
       'GET /api/v1/usage/history': 'getUsageHistory',
       'GET /api/v1/keys/{id}/usage': 'getKeyUsage',
+      'GET /api/v1/usage/overview': 'getUsageOverview',
+      'POST /api/v1/key/rotate': 'rotateOwnKey',
       'GET /api/v1/events': 'streamEvents',
       'POST /api/v1/keys': 'createKey',
       'GET /api/v1/keys': 'listKeys',
@@ -258,6 +267,13 @@ describe('GET /api/v1/openapi.json', () => {
       'POST /api/v1/keys/{id}/rotate': 'rotateKey',
       'PATCH /api/v1/keys/{id}': 'updateKey',
       'GET /api/v1/audit': 'listAudit',
+      'POST /api/v1/console/sign-in': 'signInToConsole',
+      'POST /api/v1/invitations': 'createInvitation',
+      'GET /api/v1/invitations': 'listInvitations',
+      'GET /api/v1/invitations/{id}': 'getInvitation',
+      'DELETE /api/v1/invitations/{id}': 'revokeInvitation',
+      'POST /api/v1/invitations/claim': 'claimInvitation',
+      'POST /api/v1/signup': 'signUp',
       'POST /api/v1/webhooks': 'createWebhook',
       'GET /api/v1/webhooks': 'listWebhooks',
       'GET /api/v1/webhooks/{id}': 'getWebhook',

@@ -14,6 +14,7 @@ interface Usage {
   kinds: string[] | null;
   historyDays: number | null;
   ownLimits: boolean;
+  selfRotate: boolean;
   expiresAt: string | null;
   expiryWarning: string | null;
 }
@@ -55,6 +56,7 @@ describe('GET /api/v1/usage', () => {
       kinds: null,
       historyDays: 31,
       ownLimits: false,
+      selfRotate: false,
       expiresAt: null,
       expiryWarning: null,
     });

@@ -196,7 +196,7 @@ describeOrSkip(SUITE, { skip }, () => {
       frozen = true;
       stalledAt = performance.now();
       pgProxy.stall();
-      // Past the key cache (2 s) and the read cache (5 s): from then on both serve only what they hold.
+      // Past the key cache (2 s): from then on keys and days come only from what the instance holds.
       await sleep(3_000);
       // Checked after the streams, whose answers tell more when this fails.
       ready = await readiness('local');
@@ -245,7 +245,10 @@ describeOrSkip(SUITE, { skip }, () => {
 
     // What needs the database: 503 at once while frozen, served again after the restore.
     for (const name of ['uncachedDay', 'unseenKey', 'latest'] as const) {
-      const during = streams[name].sentBetween(noticedAt, restoreAt);
+      // Answered before the restore began: a request sent just before it may reach the server
+      // after it, when PostgreSQL answers again (the proxy and the client share this process).
+      const during = streams[name].answeredWithin(noticedAt, restoreAt);
+      const sent = streams[name].sentBetween(noticedAt, restoreAt);
       assert.ok(during.length > 0, `${name}: asked while frozen`);
       assert.deepEqual(
         tally(during),
@@ -253,7 +256,7 @@ describeOrSkip(SUITE, { skip }, () => {
         `${name}: 503 service_unavailable while frozen`,
       );
       assertAllWithin(`${name} while frozen`, streams[name].sentBetween(stalledAt, restoreAt), ANY_MS);
-      assertAllWithin(`${name} once noticed`, during, NOTICED_MS);
+      assertAllWithin(`${name} once noticed`, sent, NOTICED_MS);
       const afterwards = streams[name].sentBetween(readyAt);
       assert.deepEqual(
         tally(afterwards),

@@ -1,7 +1,8 @@
 /**
  * Three instances, one truth (docs/scale-out.md): three real server processes on one PostgreSQL
- * database and one Redis. Limits are exact across them, a key revoked through one is refused by
- * all within 5 seconds, and prices imported through one are served by all within 5 seconds.
+ * database and one Redis. Limits are exact across them (a tier's, and a key's own limits counted once
+ * across two of them), a key revoked through one is refused by all within 5 seconds, and prices
+ * imported through one are served by all within 5 seconds.
  * Each run has its own database and Redis prefix and removes both afterwards.
  *
  * The instances cache verified keys and read days for ten minutes, far past the 5 s: only the
@@ -124,6 +125,56 @@ describeOrSkip('three instances on one PostgreSQL and one Redis', { skip }, () =
       { ok: LIMIT, limited: LIMIT * 9, other: 0 },
       'exactly the limit succeeds across the three instances',
     );
+  });
+
+  test("a key's own limit is counted once across two instances, and a change through one reaches the other", async () => {
+    // The load tier allows a billion a day; the key's own limit replaces it (docs/keys-and-tiers.md).
+    const created = onlyJson(
+      await runCli(
+        ['keys', 'create', '--tier', 'load', '--name', 'own-limit', '--limits', 'own=15/86400', '--json'],
+        settings,
+      ),
+    ) as { key: string; id: string };
+    const burst = async (count: number) => {
+      const answers = await Promise.all(
+        Array.from({ length: count }, (_, i) => get(i % 2, '/api/v1/series', created.key)),
+      );
+      const statuses = answers.map((a) => a.status);
+      const ok = statuses.filter((s) => s === 200).length;
+      const limited = answers.filter((a) => a.status === 429);
+      assert.equal(ok + limited.length, count, `only 200 and 429: ${statuses.join(',')}`);
+      for (const refusal of limited) assert.match(JSON.parse(refusal.text).detail, /of this key/);
+      return ok;
+    };
+    assert.equal(await burst(150), 15, "exactly the key's own limit succeeds across the two instances");
+    const left = async (i: number) => {
+      const answer = await get(i, '/api/v1/usage', created.key);
+      assert.equal(answer.status, 200, answer.text);
+      return (JSON.parse(answer.text) as { limits: { limit: number; remaining: number }[] }).limits[0];
+    };
+    for (const i of [0, 1]) {
+      const own = await left(i);
+      assert.deepEqual([own?.limit, own?.remaining], [15, 0], `instance ${i + 1} tells the key's own limit`);
+    }
+
+    // Raised through instance 1: instance 2 applies it within 5 s, and goes on from the 15 counted.
+    const changedAt = Date.now();
+    const raised = await clients[0]!.send(
+      'PATCH',
+      `${servers[0]!.url}/api/v1/keys/${created.id}`,
+      { 'x-api-key': adminKey, 'content-type': 'application/json' },
+      JSON.stringify({ limits: [{ name: 'own', limit: 30, windowSeconds: 86_400 }] }),
+    );
+    assert.equal(raised.status, 200, raised.text);
+    await allWithin(
+      5_000,
+      'applying the raised limit',
+      2,
+      async (i) => (await left(i))?.limit === 30,
+      changedAt,
+    );
+    for (const i of [0, 1]) assert.equal((await left(i))?.remaining, 15);
+    assert.equal(await burst(60), 15, 'the other 15 of the raised limit, counted once across both');
   });
 
   test('a key revoked through one instance is refused by all three within 5 seconds', async () => {

@@ -2,7 +2,7 @@
  * `pricepoint sources list|status|zones|run` as a real process over a data folder: settings listed
  * as written (a token by its variable's name) with the upstream's terms, the zones found by an
  * alias, a backfill of given days written and written again the same, a failed run that exits 1
- * with the upstream's words and without the token.
+ * with the upstream's words and without the token, every run in the audit log.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -115,5 +115,21 @@ describe('pricepoint sources', () => {
     const unknown = await sources('run', 'nordpool');
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /no source is named "nordpool"; the sources are: entsoe-no1/);
+  });
+
+  test('every run is in the audit log like the API’s, with actor cli and how it ended; never the token', async () => {
+    const stores = await openEmbeddedStores(join(dataDir, 'pricepoint.db'));
+    try {
+      const entries = (await stores.audit?.list({ action: 'sources.run', limit: 100 })) ?? [];
+      assert.deepEqual(entries.map((e) => [e.actor, e.address, e.target, e.status, e.code]).reverse(), [
+        ['cli', null, 'entsoe-no1', null, null],
+        ['cli', null, 'entsoe-no1', null, null],
+        ['cli', null, 'entsoe-no1', null, 'source_failed'],
+      ]);
+      const all = JSON.stringify(await stores.audit?.list({ limit: 1000 }));
+      assert.ok(!all.includes(TOKEN), 'the token is not in the audit log');
+    } finally {
+      await stores.close();
+    }
   });
 });

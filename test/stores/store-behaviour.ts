@@ -11,6 +11,7 @@ import { dayBounds } from '../../src/domain/time/days.js';
 import type {
   AuditStore,
   ImportPoint,
+  InvitationStore,
   KeyRecord,
   KeyStore,
   PriceStore,
@@ -18,11 +19,13 @@ import type {
   StoredPrice,
   WriteProvenance,
 } from '../../src/stores/types.js';
+import { invitationBehaviour } from './invitation-behaviour.js';
 
 export interface OpenStores {
   readonly prices: PriceStore;
   readonly keys: KeyStore;
   readonly audit?: AuditStore;
+  readonly invitations?: InvitationStore;
   close(): Promise<void>;
 }
 
@@ -572,6 +575,7 @@ export function storeBehaviour(name: string, open: () => Promise<OpenStores>): v
       target: 'key_t',
       status: 201,
       code: null,
+      keyId: null,
       ...overrides,
     });
 
@@ -605,6 +609,20 @@ export function storeBehaviour(name: string, open: () => Promise<OpenStores>): v
         assert.deepEqual(await times({ limit: 2, before: all[1]?.id ?? 0 }), [T0]);
       }));
 
+    test('the key a claim made is kept with its entry', () =>
+      withStores(async ({ audit }) => {
+        assert.ok(audit, 'the store keeps an audit log');
+        const claim = entry(T0, {
+          actor: 'anonymous',
+          action: 'invitations.claim',
+          target: 'inv_a',
+          keyId: 'key_n',
+        });
+        await audit.append(claim);
+        const [only] = await audit.list({ limit: 10 });
+        assert.deepEqual(only, { id: only?.id, ...claim });
+      }));
+
     test('prune deletes entries older than its time, and only those', () =>
       withStores(async ({ audit }) => {
         assert.ok(audit, 'the store keeps an audit log');
@@ -618,6 +636,8 @@ export function storeBehaviour(name: string, open: () => Promise<OpenStores>): v
         assert.equal((await audit.list({ limit: 10 })).length, 1);
       }));
   });
+
+  invitationBehaviour(name, open);
 
   describe(`${name}: ping`, () => {
     test('both stores answer ping while open', () =>

@@ -18,6 +18,7 @@ describe('DEFAULT_TIERS', () => {
         kinds: null,
         historyDays: 31,
         streams: 50,
+        selfRotate: false,
       },
       free: {
         name: 'free',
@@ -29,6 +30,7 @@ describe('DEFAULT_TIERS', () => {
         kinds: null,
         historyDays: 31,
         streams: 3,
+        selfRotate: false,
       },
       pro: {
         name: 'pro',
@@ -40,6 +42,7 @@ describe('DEFAULT_TIERS', () => {
         kinds: null,
         historyDays: tenYears,
         streams: 20,
+        selfRotate: false,
       },
       enterprise: {
         name: 'enterprise',
@@ -48,6 +51,7 @@ describe('DEFAULT_TIERS', () => {
         kinds: null,
         historyDays: null,
         streams: 200,
+        selfRotate: false,
       },
     };
     assert.deepEqual(DEFAULT_TIERS, expected);
@@ -68,6 +72,7 @@ describe('mergeTiers: the operator config over the defaults, by name', () => {
       kinds: null,
       historyDays: 31,
       streams: 50,
+      selfRotate: false,
     });
     assert.deepEqual(merged['free'], DEFAULT_TIERS['free']);
   });
@@ -110,7 +115,7 @@ describe('mergeTiers: the operator config over the defaults, by name', () => {
     assert.equal(again['free']?.historyDays, 7);
   });
 
-  test('a new tier brings its limits; the other fields default to per key, every kind, unlimited history, 3 streams', () => {
+  test('a new tier brings its limits; the other fields default to per key, every kind, unlimited history, 3 streams, no self rotation', () => {
     const merged = mergeTiers(DEFAULT_TIERS, { partner: { limits: [perMinute(300)] } });
     assert.deepEqual(merged['partner'], {
       name: 'partner',
@@ -119,6 +124,7 @@ describe('mergeTiers: the operator config over the defaults, by name', () => {
       kinds: null,
       historyDays: null,
       streams: 3,
+      selfRotate: false,
     });
     assert.deepEqual(Object.keys(merged), ['demo', 'free', 'pro', 'enterprise', 'partner']);
   });
@@ -130,6 +136,7 @@ describe('mergeTiers: the operator config over the defaults, by name', () => {
       kinds: ['electricity'],
       historyDays: 365,
       streams: 12,
+      selfRotate: true,
     };
     assert.deepEqual(mergeTiers(DEFAULT_TIERS, { partner })['partner'], { name: 'partner', ...partner });
   });

@@ -28,6 +28,8 @@ export interface Tier {
   readonly historyDays: number | null;
   /** Open event streams (`GET /api/v1/events`) per instance, counted per `countPer` (docs/events.md). */
   readonly streams: number;
+  /** Whether a key of the tier may rotate itself (`POST /api/v1/key/rotate`); absent: no. */
+  readonly selfRotate?: boolean;
 }
 
 export type TierOverride = Partial<Omit<Tier, 'name'>>;
@@ -47,6 +49,8 @@ export const DEFAULT_TIERS: Readonly<Record<string, Tier>> = {
     kinds: null,
     historyDays: 31,
     streams: 50,
+    // One key shared by everyone: rotating it would lock out every other user.
+    selfRotate: false,
   },
   free: {
     name: 'free',
@@ -55,6 +59,7 @@ export const DEFAULT_TIERS: Readonly<Record<string, Tier>> = {
     kinds: null,
     historyDays: 31,
     streams: DEFAULT_STREAMS,
+    selfRotate: false,
   },
   pro: {
     name: 'pro',
@@ -63,6 +68,7 @@ export const DEFAULT_TIERS: Readonly<Record<string, Tier>> = {
     kinds: null,
     historyDays: 3653,
     streams: 20,
+    selfRotate: false,
   },
   enterprise: {
     name: 'enterprise',
@@ -71,6 +77,7 @@ export const DEFAULT_TIERS: Readonly<Record<string, Tier>> = {
     kinds: null,
     historyDays: null,
     streams: 200,
+    selfRotate: false,
   },
 };
 
@@ -104,6 +111,7 @@ export function mergeTiers(
       kinds: override.kinds === undefined ? (base?.kinds ?? null) : override.kinds,
       historyDays: override.historyDays === undefined ? (base?.historyDays ?? null) : override.historyDays,
       streams: override.streams ?? base?.streams ?? DEFAULT_STREAMS,
+      selfRotate: override.selfRotate ?? base?.selfRotate ?? false,
     };
   }
   return merged;

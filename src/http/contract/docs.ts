@@ -197,6 +197,11 @@ export async function registerDocs(app: FastifyInstance, options: DocsOptions = 
         { name: 'usage', description: "The calling key's tier and limits." },
         { name: 'writes', description: 'Series metadata and prices (write and admin scopes).' },
         { name: 'keys', description: 'API keys (admin scope).' },
+        {
+          name: 'invitations',
+          description:
+            'Invitations to claim a key (admin scope), claims and open sign-up (no key; docs/invitations.md).',
+        },
         { name: 'audit', description: 'The audit log of admin actions (admin scope).' },
         {
           name: 'webhooks',

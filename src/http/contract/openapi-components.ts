@@ -38,6 +38,7 @@ const STATUS_NAMES: Record<string, string> = {
   '405': 'MethodNotAllowed',
   '406': 'NotAcceptable',
   '408': 'RequestTimeout',
+  '410': 'Gone',
   '413': 'ContentTooLarge',
   '415': 'UnsupportedMediaType',
   '422': 'UnprocessableContent',

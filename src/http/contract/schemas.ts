@@ -157,8 +157,9 @@ const PROBLEM_HEADERS: HeaderDocs = {
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'A parameter is unknown or malformed (invalid_parameter); `parameter` names it.',
   401: 'Missing, invalid or conflicting key, or a key in the query string.',
-  403: 'The key may not do this (insufficient_scope), read that far back (outside_tier_history) or be used from this address (address_not_allowed).',
-  404: 'An unknown series (unknown_series) or resource (not_found).',
+  403: 'The key may not do this (insufficient_scope), read that far back (outside_tier_history), be used from this address (address_not_allowed) or rotate itself (self_rotation_not_allowed), or open sign-up is off (signup_closed).',
+  404: 'An unknown series (unknown_series), resource (not_found) or invitation token (invitation_not_found).',
+  410: 'The invitation can no longer be claimed: expired (invitation_expired), used up (invitation_used_up) or revoked (invitation_revoked).',
   405: 'The path exists, but not for this method (method_not_allowed); `Allow` lists the methods.',
   406: 'The Accept header allows none of the media types this endpoint answers.',
   413: 'The body is larger than allowed.',

@@ -29,8 +29,9 @@ const AuditQuerySchema = Type.Object(
     // Not `key`: a parameter of that name is refused as a key in the URL (docs/keys-and-tiers.md).
     actor: Type.Optional(
       Type.String({
-        pattern: '^(?:key_[0-9A-Za-z]{1,64}|cli)$',
-        description: 'Entries of one acting key, by its id, or `cli` for the command line.',
+        pattern: '^(?:key_[0-9A-Za-z]{1,64}|cli|anonymous)$',
+        description:
+          'Entries of one acting key, by its id, `cli` for the command line, or `anonymous` for claims, sign-ups and refused console sign-ins with an unknown key.',
       }),
     ),
     limit: Type.Optional(
@@ -53,10 +54,18 @@ const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.U
 const AuditEntrySchema = Type.Object({
   id: Type.Integer({ description: 'Rises with every entry.' }),
   time: Type.String({ format: 'date-time' }),
-  actor: Type.String({ description: 'The acting key id, or `cli` for the `pricepoint` command.' }),
+  actor: Type.String({
+    description:
+      'The acting key id, `cli` for the `pricepoint` command, or `anonymous` for claims, sign-ups and refused console sign-ins with an unknown key.',
+  }),
   address: Nullable(Type.String({ description: 'The client address; null for the command line.' })),
   action: Type.String({ description: `One of ${AUDIT_ACTIONS.join(', ')}.` }),
-  target: Nullable(Type.String({ description: 'A key id, symbol, webhook id or source name.' })),
+  target: Nullable(
+    Type.String({ description: 'A key id, symbol, webhook id, source name or invitation id.' }),
+  ),
+  keyId: Nullable(
+    Type.String({ description: 'The key a claim or sign-up made; null for every other action.' }),
+  ),
   outcome: Type.Object({
     status: Type.Union([Type.Integer(), Type.Null()], {
       description: 'The HTTP status answered; null for the command line.',
@@ -79,6 +88,7 @@ function entryView(entry: AuditEntry) {
     address: entry.address,
     action: entry.action,
     target: entry.target,
+    keyId: entry.keyId ?? null,
     outcome: { status: entry.status, code: entry.code },
   };
 }

@@ -85,7 +85,7 @@ const CreatedSchema = Type.Composite([
   KeyViewSchema,
   Type.Object({ key: Type.String({ description: 'The key itself: shown in this answer only.' }) }),
 ]);
-const RotatedSchema = Type.Composite([
+export const RotatedSchema = Type.Composite([
   CreatedSchema,
   Type.Object({ previous: KeyViewRef }, { description: 'The old key, with its new expiry.' }),
 ]);
@@ -158,7 +158,7 @@ const UpdateBodyShape = Type.Object(
   },
   { additionalProperties: false, minProperties: 1 },
 );
-const RotateBody = Type.Object(
+export const RotateBody = Type.Object(
   {
     graceSeconds: Type.Optional(
       Type.Integer({

@@ -16,7 +16,14 @@ import {
 } from '../../domain/usage/usage-range.js';
 import type { KeyService } from '../../services/key-service.js';
 import type { UsageHistory } from '../../services/usage-history.js';
-import { USAGE_CSV_HEADER, usageCsv, usageReport } from '../../services/usage-report.js';
+import {
+  OVERVIEW_CSV_HEADER,
+  overviewCsv,
+  USAGE_CSV_HEADER,
+  usageCsv,
+  usageOverview,
+  usageReport,
+} from '../../services/usage-report.js';
 import { answerFormat, stringEnum } from '../contract/read-query.js';
 import {
   type HeaderDocs,
@@ -52,6 +59,34 @@ const UsageHistorySchema = Type.Object({
       ...CountFields,
     }),
     { description: 'Every interval of the range, back to back, with zeros where nothing was counted.' },
+  ),
+});
+
+const TierCountFields = {
+  ...CountFields,
+  keys: Count(
+    'Keys of the tier that made any counted request in the interval (in the whole range, for totals).',
+  ),
+};
+const TierCountsSchema = Type.Record(Type.String(), Type.Object(TierCountFields), {
+  description: 'Per tier: the sums over every key now in that tier.',
+});
+const UsageOverviewSchema = Type.Object({
+  granularity: UsageHistorySchema.properties.granularity,
+  timezone: UsageHistorySchema.properties.timezone,
+  from: Instant('The start of the first interval.'),
+  to: Instant('The end of the last interval.'),
+  tiers: Type.Array(Type.String(), {
+    description: 'Every tier the intervals name: the configured ones, then any a stored key still names.',
+  }),
+  totals: TierCountsSchema,
+  intervals: Type.Array(
+    Type.Object({
+      start: Instant('RFC 3339, with the offset of `timezone`.'),
+      end: Instant(''),
+      tiers: TierCountsSchema,
+    }),
+    { description: 'Every interval of the range, back to back, every tier in each, zeros included.' },
   ),
 });
 
@@ -110,18 +145,22 @@ const CSV_NAME: HeaderDocs = {
 };
 
 function responses(description: string, ...more: number[]) {
+  return answers(
+    description,
+    UsageHistorySchema,
+    `Header row ${USAGE_CSV_HEADER}, then one row per interval.`,
+    more,
+  );
+}
+
+function answers(description: string, json: unknown, csv: string, more: number[]) {
   return {
     200: {
       description,
       headers: { ...NO_STORE_HEADER, ...RATE_LIMIT_HEADERS, ...REQUEST_ID_HEADER, ...CSV_NAME },
       content: {
-        'application/json': { schema: UsageHistorySchema },
-        'text/csv': {
-          schema: {
-            type: 'string',
-            description: `Header row ${USAGE_CSV_HEADER}, then one row per interval.`,
-          },
-        },
+        'application/json': { schema: json },
+        'text/csv': { schema: { type: 'string', description: csv } },
       },
     },
     ...keyedErrors(406, ...more),
@@ -130,6 +169,8 @@ function responses(description: string, ...more: number[]) {
 
 export interface UsageHistoryRoutesDeps {
   readonly usage: UsageHistory;
+  /** The configured tiers' names, in the config's order: each is in every interval of the overview. */
+  readonly tiers: readonly string[];
   readonly keys: KeyService;
   readonly keyGuard: KeyGuard;
   readonly clock: () => number;
@@ -138,6 +179,25 @@ export interface UsageHistoryRoutesDeps {
 export function usageHistoryRoutes(app: FastifyInstance, deps: UsageHistoryRoutesDeps): void {
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
 
+  function rangeOf(query: UsageQueryValues) {
+    const range = usageRange(query, deps.clock());
+    if (isRangeProblem(range)) {
+      throw new ApiError('invalid_parameter', `The parameter "${range.parameter}" ${range.reason}.`, {
+        extra: { parameter: range.parameter },
+      });
+    }
+    return range;
+  }
+
+  function send(reply: FastifyReply, format: 'json' | 'csv', json: unknown, csv: () => string, name: string) {
+    reply.header('cache-control', 'no-store');
+    if (format === 'json') return reply.type('application/json; charset=utf-8').send(JSON.stringify(json));
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${name}"`)
+      .send(csv());
+  }
+
   async function answer(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -145,21 +205,44 @@ export function usageHistoryRoutes(app: FastifyInstance, deps: UsageHistoryRoute
     query: UsageQueryValues,
   ) {
     const format = answerFormat(request, query.format);
-    const range = usageRange(query, deps.clock());
-    if (isRangeProblem(range)) {
-      throw new ApiError('invalid_parameter', `The parameter "${range.parameter}" ${range.reason}.`, {
-        extra: { parameter: range.parameter },
-      });
-    }
+    const range = rangeOf(query);
     const report = usageReport(keyId, range, await deps.usage.read(range.buckets, keyId));
-    reply.header('cache-control', 'no-store');
-    if (format === 'json') return reply.type('application/json; charset=utf-8').send(JSON.stringify(report));
     const name = `usage-${keyId}-${report.from.slice(0, 10)}_${report.to.slice(0, 10)}.csv`;
-    return reply
-      .type('text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="${name}"`)
-      .send(usageCsv(report));
+    return send(reply, format, report, () => usageCsv(report), name);
   }
+
+  api.get(
+    '/api/v1/usage/overview',
+    {
+      onRequest: deps.keyGuard({ scope: 'admin' }),
+      schema: {
+        operationId: 'getUsageOverview',
+        summary: 'Usage of every key by tier',
+        description:
+          "Per UTC hour or per day and per tier, the counted requests by outcome and the units of every key now in that tier, and how many keys made any. The same parameters and bounds as a key's usage history.",
+        tags: ['usage'],
+        querystring: UsageQuery,
+        response: answers(
+          "Every key's usage, summed per tier.",
+          UsageOverviewSchema,
+          `Header row ${OVERVIEW_CSV_HEADER}, then one row per interval and tier.`,
+          [],
+        ),
+      },
+    },
+    async (request, reply) => {
+      const format = answerFormat(request, request.query.format);
+      const range = rangeOf(request.query);
+      const first = range.buckets[0];
+      const last = range.buckets.at(-1);
+      // The whole range beside its intervals: a key counts once in the totals' `keys`.
+      const whole = first && last ? [{ start: first.start, end: last.end }] : [];
+      const rows = await deps.usage.tierBuckets([...range.buckets, ...whole]);
+      const overview = usageOverview(range, deps.tiers, rows);
+      const name = `usage-overview-${overview.from.slice(0, 10)}_${overview.to.slice(0, 10)}.csv`;
+      return send(reply, format, overview, () => overviewCsv(overview), name);
+    },
+  );
 
   api.get(
     '/api/v1/usage/history',

@@ -35,6 +35,9 @@ const UsageSchema = Type.Object({
     description: 'How many days back the tier may read; null: unlimited.',
   }),
   ownLimits: Type.Boolean({ description: "The limits are the key's own, not its tier's." }),
+  selfRotate: Type.Boolean({
+    description: 'The key may rotate itself with POST /api/v1/key/rotate (its tier allows it).',
+  }),
   expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description: 'When the key stops working; null: never.',
   }),
@@ -98,6 +101,7 @@ export function usageRoutes(
         kinds: tier.kinds === null ? null : [...tier.kinds],
         historyDays: tier.historyDays,
         ownLimits: key.limits != null,
+        selfRotate: tier.selfRotate === true,
         expiresAt: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
         expiryWarning: expiryWarning(key.expiresAt, now),
       };

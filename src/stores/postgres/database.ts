@@ -196,6 +196,27 @@ const migrations: Record<string, Migration> = {
       await sql`insert into price_changes (id, version) values (1, 0)`.execute(db);
     },
   },
+  // Invitations to claim a key (docs/invitations.md), and the key a claim or sign-up made in its
+  // audit entry (docs/audit.md).
+  '0009_invitations': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('invitations')
+        .addColumn('id', CODE_POINT_TEXT, (c) => c.primaryKey())
+        .addColumn('hash', 'text', (c) => c.notNull().unique())
+        .addColumn('tier', 'text', (c) => c.notNull())
+        .addColumn('scopes', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('uses', 'integer', (c) => c.notNull())
+        .addColumn('claimed', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('key_expires_at', 'bigint')
+        .addColumn('note', 'text')
+        .addColumn('revoked_at', 'bigint')
+        .execute();
+      await db.schema.alterTable('audit_log').addColumn('key_id', 'text').execute();
+    },
+  },
 };
 
 /** A schema name we can put in a connection option and in SQL without quoting. */

@@ -11,6 +11,7 @@
 
 import { SqlAuditStore } from '../sql/audit-store.js';
 import { SHARED_POLL_MS, SqlEventLog } from '../sql/event-log.js';
+import { SqlInvitationStore } from '../sql/invitation-store.js';
 import { SqlKeyStore } from '../sql/key-store.js';
 import { SqlUsageStore } from '../sql/usage-store.js';
 import { SqlWebhookStore } from '../sql/webhook-store.js';
@@ -26,6 +27,7 @@ export type PostgresStores = Pick<Stores, 'prices' | 'keys' | 'close'> & {
   readonly webhooks: SqlWebhookStore;
   readonly usage: SqlUsageStore;
   readonly audit: SqlAuditStore;
+  readonly invitations: SqlInvitationStore;
 };
 
 export interface PostgresStoreOptions {
@@ -77,6 +79,7 @@ export async function openPostgresStores(
     keys: new SqlKeyStore(db, engine),
     usage: SqlUsageStore.over(db, engine),
     audit: new SqlAuditStore(db, engine),
+    invitations: new SqlInvitationStore(db, engine),
     // Kysely's destroy ends the pool.
     close: () => {
       events.stop();

@@ -13,7 +13,7 @@
 import { type Compilable, CompiledQuery, type Kysely, sql } from 'kysely';
 import type { SqlEngine } from '../sql/engine.js';
 import { SqlPriceStore } from '../sql/price-store.js';
-import type { PriceWriteSession, Series, WriteProvenance } from '../types.js';
+import type { Series } from '../types.js';
 import type { Database } from './database.js';
 import { COUNT_CHANGE } from './price-write-session.js';
 
@@ -48,24 +48,13 @@ export class PostgresPriceStore extends SqlPriceStore {
     return this.version;
   }
 
-  override async upsertSeries(series: Series): Promise<void> {
-    await this.engine.writeAll([this.seriesUpsert(series), countChange]);
-    void this.check();
+  protected override seriesWrites(series: Series): Compilable[] {
+    return [...super.seriesWrites(series), countChange];
   }
 
-  /** Also what `upsertPrices` writes through. */
-  override async beginPriceWrites(
-    options: { readonly small?: boolean; readonly provenance?: WriteProvenance } = {},
-  ): Promise<PriceWriteSession> {
-    const session = await super.beginPriceWrites(options);
-    return {
-      write: (points) => session.write(points),
-      commit: async () => {
-        await session.commit();
-        void this.check();
-      },
-      rollback: () => session.rollback(),
-    };
+  /** A write through this store committed: read the counter again at once. */
+  protected override committed(): void {
+    void this.check();
   }
 
   /** Reads the counter now (on opening, so that the first token is already the database's). */

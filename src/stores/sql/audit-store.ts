@@ -15,7 +15,8 @@ export class SqlAuditStore implements AuditStore {
   ) {}
 
   async append(entry: Omit<AuditEntry, 'id'>): Promise<void> {
-    await this.engine.writeAll([this.db.insertInto('audit_log').values({ ...entry })]);
+    const { keyId, ...rest } = entry;
+    await this.engine.writeAll([this.db.insertInto('audit_log').values({ ...rest, key_id: keyId ?? null })]);
   }
 
   async list(query: AuditQuery): Promise<AuditEntry[]> {
@@ -26,7 +27,7 @@ export class SqlAuditStore implements AuditStore {
     if (query.actor !== undefined) select = select.where('actor', '=', query.actor);
     if (query.before !== undefined) select = select.where('id', '<', query.before);
     const rows = await select.orderBy('id', 'desc').limit(query.limit).execute();
-    return rows.map((row) => ({ ...row, id: Number(row.id) }));
+    return rows.map(({ key_id, ...row }) => ({ ...row, id: Number(row.id), keyId: key_id }));
   }
 
   async prune(before: number): Promise<void> {

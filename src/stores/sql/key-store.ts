@@ -43,6 +43,26 @@ function changedColumns(changes: KeyChanges): Partial<ApiKeysTable> {
   return columns;
 }
 
+/** The statement that stores `record`, for the key store and for a claim that stores a key with its use. */
+export function keyInsert(db: Kysely<SqlTables>, record: KeyRecord) {
+  return db.insertInto('api_keys').values({
+    id: record.id,
+    hash: record.hash,
+    last4: record.last4,
+    name: record.name,
+    tier: record.tier,
+    scopes: record.scopes.join(','),
+    created_at: record.createdAt,
+    expires_at: record.expiresAt,
+    revoked_at: record.revokedAt,
+    last_used_at: record.lastUsedAt,
+    limits: json(record.limits),
+    allowed_addresses: json(record.allowedAddresses),
+    customer_ref: record.customerRef ?? null,
+    contact: record.contact ?? null,
+  });
+}
+
 /** @example const keys = new SqlKeyStore(db, engine) */
 export class SqlKeyStore implements KeyStore {
   constructor(
@@ -61,22 +81,7 @@ export class SqlKeyStore implements KeyStore {
   }
 
   private insertQuery(record: KeyRecord) {
-    return this.db.insertInto('api_keys').values({
-      id: record.id,
-      hash: record.hash,
-      last4: record.last4,
-      name: record.name,
-      tier: record.tier,
-      scopes: record.scopes.join(','),
-      created_at: record.createdAt,
-      expires_at: record.expiresAt,
-      revoked_at: record.revokedAt,
-      last_used_at: record.lastUsedAt,
-      limits: json(record.limits),
-      allowed_addresses: json(record.allowedAddresses),
-      customer_ref: record.customerRef ?? null,
-      contact: record.contact ?? null,
-    });
+    return keyInsert(this.db, record);
   }
 
   async insert(record: KeyRecord): Promise<void> {

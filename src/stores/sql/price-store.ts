@@ -118,11 +118,22 @@ export class SqlPriceStore implements PriceStore {
   }
 
   async upsertSeries(series: Series): Promise<void> {
-    await this.engine.writeAll([this.seriesUpsert(series)]);
+    await this.engine.writeAll(this.seriesWrites(series));
+    this.committed();
   }
 
-  /** The statement that writes `series`, for an engine that writes more in the same transaction. */
-  protected seriesUpsert(series: Series): Compilable {
+  /** The statements that write `series`, in one transaction; an engine may add its own. */
+  protected seriesWrites(series: Series): Compilable[] {
+    return [this.seriesUpsert(series)];
+  }
+
+  /**
+   * Called after a series or price write through this store commits: an engine whose change token
+   * (`changeToken`) must move at once overrides it.
+   */
+  protected committed(): void {}
+
+  private seriesUpsert(series: Series): Compilable {
     const values = { ...series, updated_at: Date.now() };
     return this.db
       .insertInto('series')
@@ -181,7 +192,15 @@ export class SqlPriceStore implements PriceStore {
   ): Promise<PriceWriteSession> {
     // Direct writes (the dev data, `series` uploads without a source) are imports as well.
     const provenance = options.provenance ?? { source: 'import', fetchedAt: Date.now() };
-    return this.engine.openPriceWrites(options.small === true, provenance);
+    const session = await this.engine.openPriceWrites(options.small === true, provenance);
+    return {
+      write: (points) => session.write(points),
+      commit: async () => {
+        await session.commit();
+        this.committed();
+      },
+      rollback: () => session.rollback(),
+    };
   }
 
   async ping(): Promise<void> {

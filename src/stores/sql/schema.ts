@@ -64,6 +64,23 @@ export interface AuditLogTable {
   target: string | null;
   status: number | null;
   code: string | null;
+  /** The key a claim or sign-up made (docs/invitations.md); NULL for every other action. */
+  key_id: string | null;
+}
+
+/** Invitations to claim a key (docs/invitations.md): the token's hash only, as with keys. */
+export interface InvitationsTable {
+  id: string;
+  hash: string;
+  tier: string;
+  scopes: string;
+  created_at: number;
+  expires_at: number;
+  uses: number;
+  claimed: number;
+  key_expires_at: number | null;
+  note: string | null;
+  revoked_at: number | null;
 }
 
 /** The tables every SQL engine has; an engine may add its own (SQLite's `key_changes`). */
@@ -73,4 +90,5 @@ export interface SqlTables {
   day_provenance: DayProvenanceTable;
   api_keys: ApiKeysTable;
   audit_log: AuditLogTable;
+  invitations: InvitationsTable;
 }

@@ -5,7 +5,7 @@
  * before they are written, so two instances lock them in the same order and never deadlock.
  */
 import { type Kysely, sql } from 'kysely';
-import type { UsageCounts, UsageDay, UsageHour, UsageStore } from '../usage.js';
+import type { TierBucket, UsageCounts, UsageDay, UsageHour, UsageStore } from '../usage.js';
 import type { SqlEngine } from './engine.js';
 
 export interface UsageTables {
@@ -90,6 +90,38 @@ export class SqlUsageStore implements UsageStore {
       where hour_start >= ${from} and hour_start < ${to} ${ofKey}
       group by hour_start order by hour_start`.execute(this.db);
     return rows.map((row) => ({ ...numbers(row), hourStart: Number(row.hourStart) }));
+  }
+
+  async tierBuckets(buckets: readonly { readonly start: number; readonly end: number }[]) {
+    if (buckets.length === 0) return [];
+    for (const { start, end } of buckets) {
+      if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end))
+        throw new Error('bucket bounds must be integers');
+    }
+    const from = Math.min(...buckets.map((b) => b.start));
+    const to = Math.max(...buckets.map((b) => b.end));
+    // The buckets as a VALUES table of literals (checked integers above): both engines name its
+    // columns column1..3, and literals keep PostgreSQL from reading the bounds as text.
+    const rows = sql.join(
+      buckets.map(({ start, end }, n) => sql`(${sql.lit(n)}, ${sql.lit(start)}, ${sql.lit(end)})`),
+    );
+    const { rows: found } = await sql<UsageCounts & { bucket: number; tier: string; keys: number }>`
+      select b.column1 as bucket, k.tier as tier, ${SUMS},
+        cast(count(distinct case when u.requests > 0 then u.key_id end) as bigint) as keys
+      from usage_hours u
+      join (values ${rows}) as b on u.hour_start >= b.column2 and u.hour_start < b.column3
+      join api_keys k on k.id = u.key_id
+      where u.hour_start >= ${from} and u.hour_start < ${to}
+      group by b.column1, k.tier
+      order by b.column1, k.tier`.execute(this.db);
+    return found.map(
+      (row): TierBucket => ({
+        ...numbers(row),
+        bucket: Number(row.bucket),
+        tier: row.tier,
+        keys: Number(row.keys),
+      }),
+    );
   }
 
   async keyDays(from: number, to: number): Promise<UsageDay[]> {

@@ -176,6 +176,27 @@ const migrations: Record<string, Migration> = {
   },
   // Counted requests per key and UTC hour, added to by every instance (docs/usage-history.md).
   '0008_usage_history': { up: (db: Kysely<unknown>) => createUsageHours(db, 'text', 'integer') },
+  // Invitations to claim a key (docs/invitations.md), and the key a claim or sign-up made in its
+  // audit entry (docs/audit.md).
+  '0009_invitations': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('invitations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('hash', 'text', (c) => c.notNull().unique())
+        .addColumn('tier', 'text', (c) => c.notNull())
+        .addColumn('scopes', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .addColumn('expires_at', 'integer', (c) => c.notNull())
+        .addColumn('uses', 'integer', (c) => c.notNull())
+        .addColumn('claimed', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('key_expires_at', 'integer')
+        .addColumn('note', 'text')
+        .addColumn('revoked_at', 'integer')
+        .execute();
+      await db.schema.alterTable('audit_log').addColumn('key_id', 'text').execute();
+    },
+  },
 };
 
 /** Owner-only: the database holds key hashes, which no other local user may read. */

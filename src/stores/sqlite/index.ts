@@ -3,6 +3,7 @@ import { MemoryNoticeBus } from '../memory/notice-bus.js';
 import { MemoryRateLimitStore } from '../memory/rate-limit-store.js';
 import { SqlAuditStore } from '../sql/audit-store.js';
 import { EMBEDDED_POLL_MS, SqlEventLog } from '../sql/event-log.js';
+import { SqlInvitationStore } from '../sql/invitation-store.js';
 import { SqlUsageStore } from '../sql/usage-store.js';
 import { SqlWebhookStore } from '../sql/webhook-store.js';
 import type { Stores } from '../types.js';
@@ -22,6 +23,7 @@ export interface EmbeddedStores extends Stores {
   readonly events: SqlEventLog;
   readonly usage: SqlUsageStore;
   readonly audit: SqlAuditStore;
+  readonly invitations: SqlInvitationStore;
   /**
    * Calls `listener` when a key may have changed: at once when this process accepts a revocation,
    * and within `KEY_WATCH_MS` of a change any other process wrote. Servers then forget the keys
@@ -68,6 +70,7 @@ export async function openEmbeddedStores(path: string): Promise<EmbeddedStores> 
     keys,
     usage: SqlUsageStore.over(db, engine),
     audit: new SqlAuditStore(db, engine),
+    invitations: new SqlInvitationStore(db, engine),
     rateLimits: new MemoryRateLimitStore(),
     notices: new MemoryNoticeBus(),
     onKeyChanges(listener) {

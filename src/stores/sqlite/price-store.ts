@@ -7,7 +7,7 @@ import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { SqlEngine } from '../sql/engine.js';
 import { SqlPriceStore } from '../sql/price-store.js';
-import type { PriceWriteSession, Series, StoredPrice, WriteProvenance } from '../types.js';
+import type { StoredPrice } from '../types.js';
 import type { Database } from './database.js';
 import type { SqliteWriter } from './write-lock.js';
 
@@ -103,29 +103,9 @@ export class SqlitePriceStore extends SqlPriceStore {
   }
 
   /** A write through this store committed: the token moves now, and `data_version` is read again. */
-  private wrote(): void {
+  protected override committed(): void {
     this.writes += 1;
     this.otherChanges = undefined;
-  }
-
-  override async upsertSeries(series: Series): Promise<void> {
-    await super.upsertSeries(series);
-    this.wrote();
-  }
-
-  /** Also what `upsertPrices` writes through. */
-  override async beginPriceWrites(
-    options: { readonly small?: boolean; readonly provenance?: WriteProvenance } = {},
-  ): Promise<PriceWriteSession> {
-    const session = await super.beginPriceWrites(options);
-    return {
-      write: (points) => session.write(points),
-      commit: async () => {
-        await session.commit();
-        this.wrote();
-      },
-      rollback: () => session.rollback(),
-    };
   }
 
   /** True from a write that failed for a full disk until a price upload commits (`/readyz`). */
