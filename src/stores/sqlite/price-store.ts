@@ -11,10 +11,47 @@ import type { StoredPrice } from '../types.js';
 import type { Database } from './database.js';
 import type { SqliteWriter } from './write-lock.js';
 
-/** `SqlPriceStore.pricesBetween`'s rows, in order, as `start,price,start,price,…` (NULL for none). */
+/**
+ * `SqlPriceStore.pricesBetween`'s rows as `start,price,start,price,…` (NULL for none), in the order
+ * the primary key is scanned, which is by start. `group_concat(… order by start_ms)` would sort them
+ * again in a temporary b-tree: a third of the cost of reading a month (bench/README.md "Uncached
+ * reads"). SQLite does not promise that order, so `pricesBetween` checks it.
+ */
 const JOINED_PRICES =
-  "select group_concat(p.start_ms || ',' || p.price, ',' order by p.start_ms) from prices p " +
+  "select group_concat(p.start_ms || ',' || p.price, ',') from prices p " +
   'join series s on s.id = p.series_id where s.symbol = ? and p.start_ms >= ? and p.start_ms < ?';
+
+/**
+ * The rows of a `JOINED_PRICES` text. Each start is read digit by digit: `Number()` of a 13-digit
+ * text takes V8's general decimal parser, which cost as much as SQLite's whole scan. Starts are
+ * integers well inside 2^53 and prices decimal text, so neither holds the comma.
+ */
+export function splitJoinedPrices(joined: string): StoredPrice[] {
+  const rows: StoredPrice[] = [];
+  let at = 0;
+  while (at < joined.length) {
+    const negative = joined.charCodeAt(at) === 45; // '-'
+    if (negative) at++;
+    let start = 0;
+    for (let c = joined.charCodeAt(at); c !== 44; c = joined.charCodeAt(++at)) start = start * 10 + (c - 48);
+    at++; // the comma after the start
+    let end = joined.indexOf(',', at);
+    if (end < 0) end = joined.length;
+    rows.push({ start: negative ? -start : start, price: joined.slice(at, end) });
+    at = end + 1;
+  }
+  return rows;
+}
+
+/** `rows` ordered by start: as they are when they already are (one pass), else sorted. */
+export function inStartOrder(rows: StoredPrice[]): StoredPrice[] {
+  for (let i = 1; i < rows.length; i++) {
+    if ((rows[i] as StoredPrice).start < (rows[i - 1] as StoredPrice).start) {
+      return rows.sort((a, b) => a.start - b.start);
+    }
+  }
+  return rows;
+}
 
 export class SqlitePriceStore extends SqlPriceStore {
   /** Price and series writes made through this store, counted as they commit. */
@@ -41,18 +78,12 @@ export class SqlitePriceStore extends SqlPriceStore {
   /**
    * The same rows as the shared query, read as one text and split here: better-sqlite3 builds each
    * row object through V8's API, which cost twice the whole read for a month of quarter hours
-   * (bench/README.md "Uncached reads"). Starts are integers and prices decimal text, so neither
-   * holds the comma.
+   * (bench/README.md "Uncached reads").
    */
   override async pricesBetween(symbol: string, from: number, to: number): Promise<StoredPrice[]> {
     const joined = this.joinedPrices.get(symbol, from, to);
     if (joined == null) return [];
-    const parts = joined.split(',');
-    const rows: StoredPrice[] = new Array(parts.length / 2);
-    for (let i = 0; i < rows.length; i++) {
-      rows[i] = { start: Number(parts[2 * i]), price: parts[2 * i + 1] as string };
-    }
-    return rows;
+    return inStartOrder(splitJoinedPrices(joined));
   }
 
   /**
