@@ -340,7 +340,7 @@ describe('tiers from the PRICEPOINT_CONFIG file', () => {
     ].join('\n');
     const path = writeConfig('tiers.yaml', yaml);
     await withHarness({ now: START, env: { PRICEPOINT_CONFIG: path } }, async (h) => {
-      assert.deepEqual(h.config.tiers['partner'], { name: 'partner', ...partner });
+      assert.deepEqual(h.config.tiers['partner'], { name: 'partner', ...partner, selfRotate: false });
       await demoTakesFive(h);
       await partnerApplies(h);
     });
