@@ -10,21 +10,14 @@ import { parseDuration } from '../domain/time/duration.js';
 import { parseTimestamp } from '../domain/time/timestamp.js';
 import { withServices } from '../server/compose.js';
 import type { InvitationDraft, InvitationView } from '../services/invitation-service.js';
-import { SCOPES, type Scope } from '../stores/types.js';
+import { SCOPES } from '../stores/types.js';
 import { audited } from './cli-audit.js';
 import { CliError } from './cli-error.js';
+import { parseScopes } from './key-commands.js';
 
 export interface InvitationCommandsDeps {
   readonly print: (text: string) => void;
   readonly config: () => Config;
-}
-
-function parseScopes(value: string): Scope[] {
-  const scopes = value.split(',').map((s) => s.trim());
-  const bad = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
-  if (bad !== undefined)
-    throw new CliError('invalid_parameter', `--scopes: "${bad}" is not one of ${SCOPES.join(', ')}`);
-  return scopes as Scope[];
 }
 
 /** A time as an operator gives it: a duration from now (`7d`), a date (00:00 UTC) or an RFC 3339 timestamp. */

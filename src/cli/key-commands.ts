@@ -16,14 +16,13 @@ import { SCOPES, type Scope } from '../stores/types.js';
 import { recordCli } from './cli-audit.js';
 import { CliError } from './cli-error.js';
 
-/** How long a rotated key keeps working when `--grace` is not given. */
-
 export interface KeyCommandsDeps {
   readonly print: (text: string) => void;
   readonly config: () => Config;
 }
 
-function parseScopes(value: string): Scope[] {
+/** `--scopes read,write`, as `keys create` and `invitations create` take it. */
+export function parseScopes(value: string): Scope[] {
   const scopes = value.split(',').map((s) => s.trim());
   const bad = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
   if (bad !== undefined)

@@ -66,32 +66,6 @@ function problemOf(error) {
 }
 
 /**
- * A `POST` that carries no key (claiming an invitation, signing up): the JSON answer, or an
- * `ApiProblem` thrown as the shared client throws it.
- */
-async function postWithoutKey(path, body) {
-  let response;
-  try {
-    response = await fetch(path, {
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      credentials: 'omit',
-      cache: 'no-store',
-      referrerPolicy: 'no-referrer',
-    });
-  } catch {
-    throw new ApiProblem(0, { code: 'network', title: 'The server could not be reached' });
-  }
-  const answer = await response.json().catch(() => ({}));
-  if (response.ok) return answer;
-  throw new ApiProblem(response.status, {
-    requestId: response.headers.get('x-request-id') ?? undefined,
-    ...answer,
-  });
-}
-
-/**
  * One call to the API, with `key` where given. Resolves `{ ok: true, data }` (for `csv: true`,
  * `data` is `{ text, filename }`) or `{ ok: false, problem }`; it never throws, so no failure goes
  * unseen.
@@ -100,7 +74,6 @@ async function postWithoutKey(path, body) {
  */
 export async function call(path, options = {}) {
   try {
-    if (options.key === undefined) return { ok: true, data: await postWithoutKey(path, options.body ?? {}) };
     const client = createClient(options.key);
     if (options.method === 'POST') return { ok: true, data: await client.post(path, options.body) };
     if (options.csv) return { ok: true, data: await client.getCsv(path, options.query) };
@@ -165,4 +138,43 @@ export function localTime(iso) {
     minute: '2-digit',
     timeZoneName: 'short',
   });
+}
+
+/**
+ * Shows a key just made (claimed or signed up), this once, in the page's `<prefix>-key`, `-name`,
+ * `-tier`, `-scopes` and `-expires` elements, with its copy button `<prefix>-copy`; then shows
+ * `done` and moves the reader to `<prefix>-title`.
+ * @param {string} prefix
+ * @param {{ key: string, name: string, tier: string, scopes?: string[], expiresAt?: string | null }} made
+ * @param {HTMLElement} done
+ */
+export function showNewKey(prefix, made, done) {
+  const $ = (suffix) => /** @type {HTMLElement} */ (document.getElementById(`${prefix}-${suffix}`));
+  const field = /** @type {HTMLInputElement} */ ($('key'));
+  field.value = made.key;
+  $('name').textContent = made.name;
+  $('tier').textContent = made.tier;
+  $('scopes').textContent = (made.scopes ?? []).join(', ');
+  $('expires').textContent = made.expiresAt == null ? 'Never' : localTime(made.expiresAt);
+  $('copy').addEventListener('click', () => copyText(field.value, $('copy-status'), field));
+  done.hidden = false;
+  $('title').focus();
+}
+
+/**
+ * Refuses an empty key name in `box` before anything is sent; true where `input` holds a name.
+ * @param {HTMLInputElement} input
+ * @param {HTMLElement} box
+ */
+export function named(input, box) {
+  if (input.value.trim() !== '') return true;
+  showProblem(box, {
+    code: 'invalid_parameter',
+    status: 0,
+    headline: 'Give your key a name first.',
+    detail: '',
+    requestId: undefined,
+  });
+  input.focus();
+  return false;
 }

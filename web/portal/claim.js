@@ -3,7 +3,7 @@
  * the fragment, which browsers never send to a server, and goes only into the claim call's body.
  * The key is shown once; every refusal is shown in words.
  */
-import { call, copyText, localTime, showProblem } from './api.js';
+import { call, named, showNewKey, showProblem } from './api.js';
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
@@ -41,18 +41,8 @@ function main() {
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    if (!named(nameInput, $('claim-problem'))) return;
     const name = nameInput.value.trim();
-    if (name === '') {
-      showProblem($('claim-problem'), {
-        code: 'invalid_parameter',
-        status: 0,
-        headline: 'Give your key a name first.',
-        detail: '',
-        requestId: undefined,
-      });
-      nameInput.focus();
-      return;
-    }
     button.disabled = true;
     const answer = await call('/api/v1/invitations/claim', { method: 'POST', body: { token, name } });
     button.disabled = false;
@@ -64,29 +54,13 @@ function main() {
       } else nameInput.focus();
       return;
     }
-    const claimed = answer.data;
     showProblem($('claim-problem'), undefined);
     form.hidden = true;
     $('claim-intro').hidden = true;
     // The invitation is spent: drop the token from the address bar and this tab's history entry.
     history.replaceState(null, '', location.pathname);
-    const field = /** @type {HTMLInputElement} */ ($('claimed-key'));
-    field.value = claimed.key;
-    $('claimed-name').textContent = claimed.name;
-    $('claimed-tier').textContent = claimed.tier;
-    $('claimed-scopes').textContent = (claimed.scopes ?? []).join(', ');
-    $('claimed-expires').textContent =
-      claimed.expiresAt === null || claimed.expiresAt === undefined ? 'Never' : localTime(claimed.expiresAt);
-    $('claim-done').hidden = false;
-    $('claimed-title').focus();
+    showNewKey('claimed', answer.data, $('claim-done'));
   });
-  $('claimed-copy').addEventListener('click', () =>
-    copyText(
-      /** @type {HTMLInputElement} */ ($('claimed-key')).value,
-      $('claimed-copy-status'),
-      /** @type {HTMLInputElement} */ ($('claimed-key')),
-    ),
-  );
 }
 
 main();

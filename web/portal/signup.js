@@ -3,7 +3,7 @@
  * and gets it, shown once. Where it is off, the page says sign-up is by invitation. The server writes
  * which into the page; a sign-up the server refuses anyway is shown in words.
  */
-import { call, copyText, localTime, showProblem } from './api.js';
+import { call, named, showNewKey, showProblem } from './api.js';
 
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
@@ -23,18 +23,8 @@ function main() {
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    if (!named(nameInput, $('signup-problem'))) return;
     const name = nameInput.value.trim();
-    if (name === '') {
-      showProblem($('signup-problem'), {
-        code: 'invalid_parameter',
-        status: 0,
-        headline: 'Give your key a name first.',
-        detail: '',
-        requestId: undefined,
-      });
-      nameInput.focus();
-      return;
-    }
     button.disabled = true;
     const answer = await call('/api/v1/signup', { method: 'POST', body: { name } });
     button.disabled = false;
@@ -49,25 +39,10 @@ function main() {
       else nameInput.focus();
       return;
     }
-    const made = answer.data;
     showProblem($('signup-problem'), undefined);
     $('signup-open').hidden = true;
-    /** @type {HTMLInputElement} */ ($('signed-up-key')).value = made.key;
-    $('signed-up-name').textContent = made.name;
-    $('signed-up-tier').textContent = made.tier;
-    $('signed-up-scopes').textContent = (made.scopes ?? []).join(', ');
-    $('signed-up-expires').textContent =
-      made.expiresAt === null || made.expiresAt === undefined ? 'Never' : localTime(made.expiresAt);
-    $('signup-done').hidden = false;
-    $('signed-up-title').focus();
+    showNewKey('signed-up', answer.data, $('signup-done'));
   });
-  $('signed-up-copy').addEventListener('click', () =>
-    copyText(
-      /** @type {HTMLInputElement} */ ($('signed-up-key')).value,
-      $('signed-up-copy-status'),
-      /** @type {HTMLInputElement} */ ($('signed-up-key')),
-    ),
-  );
 }
 
 main();

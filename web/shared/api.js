@@ -40,8 +40,9 @@ export class ApiProblem extends Error {
  */
 
 /**
- * A client that sends `key` as `x-api-key` to this server.
- * @param {string} key
+ * A client that sends `key` as `x-api-key` to this server; without one, for the calls that need no
+ * key (claiming an invitation, signing up).
+ * @param {string} [key]
  * @returns {Client}
  */
 export function createClient(key) {
@@ -66,7 +67,7 @@ export function createClient(key) {
    */
   const send = async (method, target, body, accept = 'application/json') => {
     /** @type {Record<string, string>} */
-    const headers = { 'x-api-key': key, accept };
+    const headers = key === undefined ? { accept } : { 'x-api-key': key, accept };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let response;
     try {

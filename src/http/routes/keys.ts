@@ -6,7 +6,7 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LIMIT_NAME, MAX_LIMIT, MAX_LIMITS, MAX_WINDOW_SECONDS } from '../../domain/limits/key-limits.js';
 import { MAX_ALLOWED_ADDRESSES } from '../../domain/net/allowed-addresses.js';
 import { parseTimestamp } from '../../domain/time/timestamp.js';
@@ -213,6 +213,24 @@ function expiryOf(
   return undefined;
 }
 
+/**
+ * Rotates key `id` and answers 201 with the new key, shown this once, and the old one: the admin
+ * rotation and a key's own (./own-key.ts).
+ */
+export async function rotated(
+  reply: FastifyReply,
+  deps: Pick<KeyRoutesDeps, 'keys' | 'changed'>,
+  id: string,
+  { graceSeconds }: Static<typeof RotateBody>,
+) {
+  const rotation = await deps.keys.rotate(id, graceSeconds === undefined ? undefined : graceSeconds * 1000);
+  deps.changed(id);
+  return reply
+    .code(201)
+    .header('cache-control', 'no-store')
+    .send({ ...httpKeyView(rotation.record), key: rotation.key, previous: httpKeyView(rotation.previous) });
+}
+
 export interface KeyRoutesDeps {
   readonly keys: KeyService;
   readonly keyGuard: KeyGuard;
@@ -360,22 +378,7 @@ export function keyRoutes(app: FastifyInstance, deps: KeyRoutesDeps): void {
         },
       },
     },
-    async (request, reply) => {
-      const { graceSeconds } = request.body;
-      const rotation = await deps.keys.rotate(
-        request.params.id,
-        graceSeconds === undefined ? undefined : graceSeconds * 1000,
-      );
-      deps.changed(request.params.id);
-      return reply
-        .code(201)
-        .header('cache-control', 'no-store')
-        .send({
-          ...httpKeyView(rotation.record),
-          key: rotation.key,
-          previous: httpKeyView(rotation.previous),
-        });
-    },
+    async (request, reply) => rotated(reply, deps, request.params.id, request.body),
   );
   api.patch(
     '/api/v1/keys/:id',

@@ -11,7 +11,7 @@ import { ApiError } from '../../domain/errors/api-error.js';
 import type { KeyService } from '../../services/key-service.js';
 import { jsonAnswer, keyedErrors, RATE_LIMIT_HEADERS } from '../contract/schemas.js';
 import type { KeyGuard } from '../pipeline/admit.js';
-import { httpKeyView, RotateBody, RotatedSchema } from './keys.js';
+import { RotateBody, RotatedSchema, rotated } from './keys.js';
 
 export interface OwnKeyRoutesDeps {
   readonly keys: KeyService;
@@ -63,27 +63,15 @@ export function ownKeyRoutes(app: FastifyInstance, deps: OwnKeyRoutesDeps): void
         );
       }
       // A replaced key works through its grace period but makes no further successor: whoever
-      // holds it then may be the one it was rotated away from (docs/keys-and-tiers.md).
-      if ((await deps.keys.get(key.id)).replacedBy != null) {
+      // holds it then may be the one it was rotated away from (docs/keys-and-tiers.md). The key as
+      // admitted says so; the store refuses a second rotation too, should the key cache lag.
+      if (key.replacedBy != null) {
         throw new ApiError(
           'self_rotation_not_allowed',
           'This key was rotated already; it works until its grace period ends, and only the key that replaced it may rotate.',
         );
       }
-      const { graceSeconds } = request.body;
-      const rotation = await deps.keys.rotate(
-        key.id,
-        graceSeconds === undefined ? undefined : graceSeconds * 1000,
-      );
-      deps.changed(key.id);
-      return reply
-        .code(201)
-        .header('cache-control', 'no-store')
-        .send({
-          ...httpKeyView(rotation.record),
-          key: rotation.key,
-          previous: httpKeyView(rotation.previous),
-        });
+      return rotated(reply, deps, key.id, request.body);
     },
   );
 }
