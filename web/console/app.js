@@ -135,5 +135,7 @@ async function route() {
 }
 
 byId('sign-in-form').addEventListener('submit', signIn);
+// Shown only now: sent before its handler was attached, the form would put the key in the URL.
+byId('sign-in-form').hidden = false;
 byId('sign-out').addEventListener('click', signOut);
 window.addEventListener('hashchange', route);

@@ -271,6 +271,8 @@ function main() {
     $('account-title').focus?.();
     await loadHistory();
   });
+  // Shown only now: a form sent before its handler was attached would leave the page.
+  $('sign-in-form').hidden = false;
   $('sign-out').addEventListener('click', () => showSignIn(undefined));
   $('refresh').addEventListener('click', async () => {
     await loadAccount();
